@@ -1,0 +1,119 @@
+/** @file Command-line flags for `tandem`, parsed and validated into typed options. */
+import { parseArgs } from 'node:util'
+
+/** A usage problem: the CLI prints it with the help hint and exits 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError'
+}
+
+export const HELP = `Usage:
+  tandem generate --model PATH [--prompt TEXT] [--max-tokens N] [--temperature T] [--seed S]
+                  [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--stop TEXT]...
+                  [--chat] [--system TEXT] [--json] [--tokenizer PATH] [--prefill-chunk N]
+                  [--threads N] [--cache-dir DIR] [--stats]
+  tandem info --model PATH [--tokenizer PATH] [--json]
+
+PATH is a GGUF file, a llama2.c .bin checkpoint, or a Hugging Face folder (config.json + safetensors).
+generate prints only the generated continuation; --json prints one JSON object with text, token ids and stats.`
+
+export interface GenerateArgs {
+  readonly command: 'generate'
+  readonly model: string
+  readonly tokenizer?: string
+  readonly prompt: string
+  readonly maxTokens: number
+  readonly temperature: number
+  readonly seed: number
+  readonly topK: number
+  readonly topP: number
+  readonly minP: number
+  readonly repetitionPenalty: number
+  readonly stop: readonly string[]
+  readonly chat: boolean
+  readonly system?: string
+  readonly json: boolean
+  readonly stats: boolean
+  readonly prefillChunk: number
+  readonly threads?: number
+  readonly cacheDir?: string
+}
+
+export interface InfoArgs {
+  readonly command: 'info'
+  readonly model: string
+  readonly tokenizer?: string
+  readonly json: boolean
+}
+
+export type CliArgs = GenerateArgs | InfoArgs | { readonly command: 'help' }
+
+function num(value: string | undefined, flag: string, fallback: number, check: (n: number) => boolean, rule: string): number {
+  if (value === undefined) return fallback
+  const n = Number(value)
+  if (value.trim() === '' || !Number.isFinite(n) || !check(n)) throw new UsageError(`--${flag} must be ${rule} (got "${value}")`)
+  return n
+}
+
+const isInt = (n: number): boolean => Number.isInteger(n)
+
+/** Parses argv (without node and script) into a command. */
+export function parseCli(argv: readonly string[]): CliArgs {
+  const [command, ...rest] = argv
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') return { command: 'help' }
+  if (command !== 'generate' && command !== 'info') throw new UsageError(`unknown command "${command}"`)
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: [...rest],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        model: { type: 'string', short: 'm' },
+        tokenizer: { type: 'string' },
+        prompt: { type: 'string', short: 'p' },
+        'max-tokens': { type: 'string', short: 'n' },
+        temperature: { type: 'string', short: 't' },
+        seed: { type: 'string', short: 's' },
+        'top-k': { type: 'string' },
+        'top-p': { type: 'string' },
+        'min-p': { type: 'string' },
+        'repeat-penalty': { type: 'string' },
+        stop: { type: 'string', multiple: true },
+        chat: { type: 'boolean' },
+        system: { type: 'string' },
+        json: { type: 'boolean' },
+        stats: { type: 'boolean' },
+        'prefill-chunk': { type: 'string' },
+        threads: { type: 'string' },
+        'cache-dir': { type: 'string' }
+      }
+    })
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e))
+  }
+  const v = parsed.values
+  if (!v.model) throw new UsageError('--model PATH is required')
+  if (command === 'info') return { command, model: v.model, tokenizer: v.tokenizer, json: v.json ?? false }
+  const threads = v.threads === undefined ? undefined : num(v.threads, 'threads', 0, (n) => isInt(n) && n >= 1 && n <= 256, 'an integer from 1 to 256')
+  return {
+    command,
+    model: v.model,
+    tokenizer: v.tokenizer,
+    prompt: v.prompt ?? '',
+    maxTokens: num(v['max-tokens'], 'max-tokens', 256, (n) => isInt(n) && n >= 1 && n <= 1_000_000, 'an integer ≥ 1'),
+    temperature: num(v.temperature, 'temperature', 0.8, (n) => n >= 0 && n <= 10, 'a number from 0 to 10'),
+    seed: num(v.seed, 'seed', 0, (n) => isInt(n) && Math.abs(n) <= 2 ** 31, 'an integer'),
+    topK: num(v['top-k'], 'top-k', 40, (n) => isInt(n) && n >= 0, 'an integer ≥ 0 (0 = off)'),
+    topP: num(v['top-p'], 'top-p', 0.95, (n) => n > 0 && n <= 1, 'in (0, 1]'),
+    minP: num(v['min-p'], 'min-p', 0.05, (n) => n >= 0 && n < 1, 'in [0, 1)'),
+    repetitionPenalty: num(v['repeat-penalty'], 'repeat-penalty', 1, (n) => n > 0 && n <= 10, 'in (0, 10]'),
+    stop: v.stop ?? [],
+    chat: v.chat ?? false,
+    system: v.system,
+    json: v.json ?? false,
+    stats: v.stats ?? false,
+    prefillChunk: num(v['prefill-chunk'], 'prefill-chunk', 128, (n) => isInt(n) && n >= 1 && n <= 65536, 'an integer ≥ 1'),
+    threads,
+    cacheDir: v['cache-dir']
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * @file The oracle: a plain TypeScript forward pass for the llama family (Llama 1/2/3, Mistral, Qwen2),
+ * one token at a time, obvious loops, no ONNX. Every compiled graph, placement and quantization is
+ * checked against it. It is slow on purpose; correctness over speed.
+ */
+import { ropeInvFreq, ropePair } from './rope'
+import { tensorToFloat32 } from './tensor'
+import type { ModelConfig, ModelWeights, Tensor } from './types'
+
+/** Activation buffers and the KV cache, sized once from the config (llama2.c's RunState). */
+export interface ReferenceState {
+  readonly maxSeqLen: number
+  /** per layer: [maxSeqLen, nKvHeads*headDim] */
+  readonly keyCache: Float32Array[]
+  readonly valueCache: Float32Array[]
+  readonly x: Float32Array
+  readonly xb: Float32Array
+  readonly xb2: Float32Array
+  readonly q: Float32Array
+  readonly k: Float32Array
+  readonly v: Float32Array
+  readonly att: Float32Array
+  readonly hb: Float32Array
+  readonly hb2: Float32Array
+  readonly logits: Float32Array
+  readonly invFreq: Float64Array
+}
+
+/** Allocates the run state for up to `maxSeqLen` positions. */
+export function createReferenceState(config: ModelConfig, maxSeqLen: number): ReferenceState {
+  const kvDim = config.nKvHeads * config.headDim
+  const qDim = config.nHeads * config.headDim
+  return {
+    maxSeqLen,
+    keyCache: Array.from({ length: config.nLayers }, () => new Float32Array(maxSeqLen * kvDim)),
+    valueCache: Array.from({ length: config.nLayers }, () => new Float32Array(maxSeqLen * kvDim)),
+    x: new Float32Array(config.dim),
+    xb: new Float32Array(Math.max(config.dim, qDim)),
+    xb2: new Float32Array(config.dim),
+    q: new Float32Array(qDim),
+    k: new Float32Array(kvDim),
+    v: new Float32Array(kvDim),
+    att: new Float32Array(maxSeqLen),
+    hb: new Float32Array(config.hiddenDim),
+    hb2: new Float32Array(config.hiddenDim),
+    logits: new Float32Array(config.vocabSize),
+    invFreq: ropeInvFreq(config)
+  }
+}
+
+// Quantized tensors are dequantized once and kept; the oracle computes in f32 from the same values
+// the quantized graph encodes.
+const dequantized = new WeakMap<Tensor, Float32Array>()
+function f32(t: Tensor): Float32Array {
+  let v = dequantized.get(t)
+  if (!v) {
+    v = tensorToFloat32(t)
+    dequantized.set(t, v)
+  }
+  return v
+}
+
+/** o = x * w / sqrt(mean(x²) + eps); x, o, w: [n] */
+function rmsnorm(o: Float32Array, x: Float32Array, w: Float32Array, eps: number): void {
+  let ss = 0
+  for (let i = 0; i < w.length; i++) ss += x[i] * x[i]
+  const scale = 1 / Math.sqrt(ss / w.length + eps)
+  for (let i = 0; i < w.length; i++) o[i] = w[i] * (scale * x[i])
+}
+
+/** W (d,n) @ x (n,) -> out (d,). Where the time goes. Accumulates in f64 to be a stable oracle. */
+function matmul(out: Float32Array, x: Float32Array, w: Float32Array, n: number, d: number): void {
+  for (let i = 0; i < d; i++) {
+    let sum = 0
+    const row = i * n
+    for (let j = 0; j < n; j++) sum += w[row + j] * x[j]
+    out[i] = sum
+  }
+}
+
+function addBias(out: Float32Array, b: Tensor | null): void {
+  if (!b) return
+  const bias = f32(b)
+  for (let i = 0; i < bias.length; i++) out[i] += bias[i]
+}
+
+/** In-place softmax over x[0..n). */
+function softmax(x: Float32Array, n: number): void {
+  let max = -Infinity
+  for (let i = 0; i < n; i++) if (x[i] > max) max = x[i]
+  let sum = 0
+  for (let i = 0; i < n; i++) {
+    x[i] = Math.exp(x[i] - max)
+    sum += x[i]
+  }
+  for (let i = 0; i < n; i++) x[i] /= sum
+}
+
+/** Rotates every head of `vec` ([nHeads*headDim]) in place for position `pos`. */
+function rope(config: ModelConfig, invFreq: Float64Array, vec: Float32Array, nHeads: number, pos: number): void {
+  for (let h = 0; h < nHeads; h++) {
+    const base = h * config.headDim
+    for (let j = 0; j < invFreq.length; j++) {
+      const angle = pos * invFreq[j]
+      const cos = Math.cos(angle)
+      const sin = Math.sin(angle)
+      const [a, b] = ropePair(config, j)
+      const v0 = vec[base + a]
+      const v1 = vec[base + b]
+      vec[base + a] = v0 * cos - v1 * sin
+      vec[base + b] = v0 * sin + v1 * cos
+    }
+  }
+}
+
+/**
+ * Runs one token at position `pos` (all earlier positions must already be in `state`) and returns the
+ * logits [vocab] (a view into state.logits, overwritten by the next call).
+ */
+export function referenceForward(
+  model: { readonly config: ModelConfig; readonly weights: ModelWeights },
+  state: ReferenceState,
+  token: number,
+  pos: number
+): Float32Array {
+  const { config: c, weights: w } = model
+  if (pos < 0 || pos >= state.maxSeqLen) throw new RangeError(`position ${pos} outside the cache (${state.maxSeqLen})`)
+  if (token < 0 || token >= c.vocabSize) throw new RangeError(`token ${token} outside the vocabulary (${c.vocabSize})`)
+  const { x, xb, xb2, q, k, v, att, hb, hb2 } = state
+  const hd = c.headDim
+  const qDim = c.nHeads * hd
+  const kvDim = c.nKvHeads * hd
+  const group = c.nHeads / c.nKvHeads
+
+  // embed: x = tokenEmbedding[token]  [dim]
+  x.set(f32(w.tokenEmbedding).subarray(token * c.dim, (token + 1) * c.dim))
+
+  for (let l = 0; l < c.nLayers; l++) {
+    const L = w.layers[l]
+    // attention norm: xb = rmsnorm(x)  [dim]
+    rmsnorm(xb, x, f32(L.attnNorm), c.normEps)
+    // qkv: q [qDim], k [kvDim], v [kvDim] (+ biases for Qwen2)
+    matmul(q, xb, f32(L.wq), c.dim, qDim)
+    matmul(k, xb, f32(L.wk), c.dim, kvDim)
+    matmul(v, xb, f32(L.wv), c.dim, kvDim)
+    addBias(q, L.bq)
+    addBias(k, L.bk)
+    addBias(v, L.bv)
+    // rope on q (all heads) and k (kv heads)
+    rope(c, state.invFreq, q, c.nHeads, pos)
+    rope(c, state.invFreq, k, c.nKvHeads, pos)
+    // cache write: row `pos` of this layer's K/V  [maxSeqLen, kvDim]
+    state.keyCache[l].set(k, pos * kvDim)
+    state.valueCache[l].set(v, pos * kvDim)
+    // attention per query head over positions 0..pos; head h reads kv head floor(h / group)
+    const kc = state.keyCache[l]
+    const vc = state.valueCache[l]
+    const scale = 1 / Math.sqrt(hd)
+    for (let h = 0; h < c.nHeads; h++) {
+      const qo = h * hd
+      const kvo = Math.floor(h / group) * hd
+      for (let t = 0; t <= pos; t++) {
+        let s = 0
+        for (let i = 0; i < hd; i++) s += q[qo + i] * kc[t * kvDim + kvo + i]
+        att[t] = s * scale
+      }
+      softmax(att, pos + 1)
+      for (let i = 0; i < hd; i++) {
+        let s = 0
+        for (let t = 0; t <= pos; t++) s += att[t] * vc[t * kvDim + kvo + i]
+        xb[qo + i] = s
+      }
+    }
+    // output projection + residual: x += wo · xb
+    matmul(xb2, xb, f32(L.wo), qDim, c.dim)
+    for (let i = 0; i < c.dim; i++) x[i] += xb2[i]
+    // ffn norm, then SwiGLU: x += down( silu(gate·xb) * (up·xb) )
+    rmsnorm(xb, x, f32(L.ffnNorm), c.normEps)
+    matmul(hb, xb, f32(L.wGate), c.dim, c.hiddenDim)
+    matmul(hb2, xb, f32(L.wUp), c.dim, c.hiddenDim)
+    for (let i = 0; i < c.hiddenDim; i++) {
+      const g = hb[i]
+      hb[i] = (g / (1 + Math.exp(-g))) * hb2[i]
+    }
+    matmul(xb2, hb, f32(L.wDown), c.hiddenDim, c.dim)
+    for (let i = 0; i < c.dim; i++) x[i] += xb2[i]
+  }
+
+  // final norm and classifier: logits = output · rmsnorm(x)  [vocab]
+  rmsnorm(x, x, f32(w.finalNorm), c.normEps)
+  matmul(state.logits, x, f32(w.output), c.dim, c.vocabSize)
+  return state.logits
+}

@@ -1,0 +1,74 @@
+/**
+ * @file A loaded model ready to talk: tokenizer and config on the calling thread, weights and the ONNX
+ * session in a worker (ModelRunner), and a Generator over both. This is what the CLI and services use.
+ */
+import { loadModel, renderChatTemplate, type LoadedModel } from '../model'
+import { Generator, type Generation, type GenerateRequest } from './generate'
+import { createRunner, type ModelRunner } from './runner'
+
+export interface OpenModelOptions {
+  /** tokenizer for llama2.c checkpoints (default: tok*.bin beside the model) */
+  readonly tokenizerPath?: string
+  readonly cacheDir?: string
+  readonly threads?: number
+  /** cap the context below the model's own (saves KV-cache memory) */
+  readonly maxContext?: number
+}
+
+export interface ChatMessage {
+  readonly role: 'system' | 'user' | 'assistant'
+  readonly content: string
+}
+
+export class TextModel {
+  private readonly generator: Generator
+
+  private constructor(
+    /** config, tokenizer and metadata; `weights` is null here (they live in the worker) */
+    readonly info: LoadedModel,
+    readonly runner: ModelRunner
+  ) {
+    this.generator = new Generator(runner, info.tokenizer, info.config.vocabSize)
+  }
+
+  /** Loads `path` (file or HF folder), compiles or reuses its graph, and starts its worker. */
+  static async open(path: string, options: OpenModelOptions = {}): Promise<TextModel> {
+    const info = await loadModel(path, { tokenizerPath: options.tokenizerPath, weights: false })
+    const runner = await createRunner(path, options)
+    return new TextModel(info, runner)
+  }
+
+  get contextLength(): number {
+    return this.runner.contextLength
+  }
+
+  /** Encodes a plain prompt the way the model's own reference does (llama2.c: BOS + run.c's rules). */
+  encodePrompt(text: string): number[] {
+    const tok = this.info.tokenizer
+    return this.info.promptStyle === 'llama2c' ? tok.encode(text, { addBos: true }) : tok.encode(text)
+  }
+
+  /** Applies the model's chat template and encodes the result; throws when the model has none. */
+  encodeChat(messages: readonly ChatMessage[]): number[] {
+    const template = this.info.chatTemplate
+    if (!template) {
+      throw new Error(`${this.info.path} has no chat template; use a plain prompt (without --chat) or a chat model`)
+    }
+    const tok = this.info.tokenizer
+    const bosToken = tok.bosId === null ? '' : tok.tokenText(tok.bosId)
+    const eosToken = tok.eosId === null ? '' : tok.tokenText(tok.eosId)
+    const text = renderChatTemplate(template, messages, { bosToken, eosToken, addGenerationPrompt: true })
+    const startsWithBos = bosToken !== '' && text.startsWith(bosToken)
+    return tok.encode(text, { addBos: !startsWithBos, parseSpecial: true })
+  }
+
+  /** Streams a continuation of `request.promptIds`; the model's stop ids always apply. */
+  generate(request: GenerateRequest): Generation {
+    const stopTokenIds = [...this.info.stopTokenIds, ...this.info.tokenizer.extraStopIds, ...(request.stopTokenIds ?? [])]
+    return this.generator.generate({ ...request, stopTokenIds })
+  }
+
+  async dispose(): Promise<void> {
+    await this.runner.dispose()
+  }
+}

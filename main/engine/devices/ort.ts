@@ -1,0 +1,130 @@
+/**
+ * @file The one gate to onnxruntime-node: sessions for a device, tensors, backend discovery. Everything
+ * else in the engine talks to ONNX Runtime through these thin typed wrappers, so swapping or upgrading
+ * the runtime touches one file.
+ */
+import * as ort from 'onnxruntime-node'
+
+/** Devices the engine knows by name; each maps to one ONNX Runtime execution provider. */
+export type DeviceName = 'cpu' | 'webgpu' | 'dml' | 'coreml' | 'qnn' | 'cuda'
+
+/**
+ * Device -> execution provider name, frozen. Only 'cpu' is wired today; the others are listed so the
+ * device layer has one table to extend (webgpu: iGPUs anywhere, dml: Windows, coreml: macOS/ANE,
+ * qnn: Snapdragon NPU, cuda: NVIDIA when the binding bundles it).
+ */
+export const DEVICE_TO_EXECUTION_PROVIDER: Readonly<Record<DeviceName, string>> = Object.freeze({
+  cpu: 'cpu',
+  webgpu: 'webgpu',
+  dml: 'dml',
+  coreml: 'coreml',
+  qnn: 'qnn',
+  cuda: 'cuda'
+})
+
+/** Devices a session can be created for in this build of the engine. */
+export const SESSION_DEVICES: readonly DeviceName[] = Object.freeze(['cpu'])
+
+/** ORT's graph optimization levels. */
+export type GraphOptimizationLevel = 'disabled' | 'basic' | 'extended' | 'all'
+
+/** How to build a session. */
+export interface SessionConfig {
+  readonly device: DeviceName
+  /** threads inside one op (ORT intra-op pool); undefined = ORT default (all cores) */
+  readonly intraOpThreads?: number
+  /** threads across independent ops; 1 for the sequential decoder graphs we build */
+  readonly interOpThreads?: number
+  readonly optimizationLevel?: GraphOptimizationLevel
+}
+
+/** A tensor handed to or returned by a session (ORT's own type, re-exported so callers need not import ORT). */
+export type OrtTensor = ort.Tensor
+
+/** A live session: run, inspect I/O names, release. */
+export interface OrtSession {
+  readonly inputNames: readonly string[]
+  readonly outputNames: readonly string[]
+  /** Runs synchronously on the calling thread inside ORT (the promise resolves after the work is done). */
+  run(feeds: Readonly<Record<string, OrtTensor>>, fetches?: readonly string[]): Promise<Record<string, OrtTensor>>
+  release(): Promise<void>
+}
+
+/** One backend as the binding reports it. */
+export interface BackendInfo {
+  readonly name: string
+  /** true when the backend's native library ships inside the npm package */
+  readonly bundled: boolean
+}
+
+/** Backends this onnxruntime-node binding can load (e.g. cpu, webgpu; cuda and tensorrt unbundled). */
+export function listSupportedBackends(): BackendInfo[] {
+  return ort.listSupportedBackends().map((b) => ({ name: b.name, bundled: b.bundled }))
+}
+
+/** ONNX Runtime version string, e.g. "1.30.0". */
+export function ortVersion(): string {
+  return ort.env.versions.node ?? ort.env.versions.common
+}
+
+function sessionOptions(config: SessionConfig): ort.InferenceSession.SessionOptions {
+  if (!SESSION_DEVICES.includes(config.device)) {
+    throw new Error(`device '${config.device}' is not supported for sessions yet; supported: ${SESSION_DEVICES.join(', ')}`)
+  }
+  const checkThreads = (label: string, n: number | undefined): void => {
+    if (n !== undefined && (!Number.isInteger(n) || n < 0 || n > 1024)) throw new RangeError(`${label} must be an integer in [0, 1024], got ${n}`)
+  }
+  checkThreads('intraOpThreads', config.intraOpThreads)
+  checkThreads('interOpThreads', config.interOpThreads)
+  return {
+    executionProviders: [DEVICE_TO_EXECUTION_PROVIDER[config.device]],
+    ...(config.intraOpThreads !== undefined ? { intraOpNumThreads: config.intraOpThreads } : {}),
+    ...(config.interOpThreads !== undefined ? { interOpNumThreads: config.interOpThreads } : {}),
+    graphOptimizationLevel: config.optimizationLevel ?? 'all',
+    executionMode: 'sequential'
+  }
+}
+
+/** Creates a session from an ONNX file path or from model bytes. Pair with `release()`. */
+export async function createSession(model: string | Uint8Array, config: SessionConfig): Promise<OrtSession> {
+  const options = sessionOptions(config)
+  const session = typeof model === 'string'
+    ? await ort.InferenceSession.create(model, options)
+    : await ort.InferenceSession.create(model, options)
+  let released = false
+  return {
+    inputNames: session.inputNames,
+    outputNames: session.outputNames,
+    async run(feeds, fetches) {
+      if (released) throw new Error('session already released')
+      return fetches ? session.run(feeds, [...fetches]) : session.run(feeds)
+    },
+    async release() {
+      if (released) return
+      released = true
+      await session.release()
+    }
+  }
+}
+
+/** A float32 tensor over `data` (no copy; `data` may be a subarray view, never SharedArrayBuffer-backed). */
+export function float32Tensor(data: Float32Array, dims: readonly number[]): OrtTensor {
+  return new ort.Tensor('float32', data, dims)
+}
+
+/** An int64 tensor over `data` (no copy). */
+export function int64Tensor(data: BigInt64Array, dims: readonly number[]): OrtTensor {
+  return new ort.Tensor('int64', data, dims)
+}
+
+/** The float32 contents of an output tensor; throws when the session returned another type. */
+export function tensorFloat32Data(t: OrtTensor, what: string): Float32Array {
+  const d = t.data
+  if (t.type !== 'float32' || !(d instanceof Float32Array)) throw new TypeError(`${what}: expected a float32 tensor, got ${t.type}`)
+  return d
+}
+
+/** The dims of a tensor as plain numbers. */
+export function tensorDims(t: OrtTensor): readonly number[] {
+  return t.dims
+}

@@ -1,0 +1,16 @@
+/** @file Errors the runtime raises for caller mistakes, with names that survive crossing the worker boundary. */
+
+/** A forward would run past the context the runner was opened with. */
+export class ContextOverflowError extends Error {
+  override readonly name = 'ContextOverflowError'
+}
+
+/** The model worker exited or crashed; pending and later calls fail with this. */
+export class WorkerExitedError extends Error {
+  override readonly name = 'WorkerExitedError'
+}
+
+/** A message across the worker boundary did not match the protocol. */
+export class ProtocolError extends Error {
+  override readonly name = 'ProtocolError'
+}

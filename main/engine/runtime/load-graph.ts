@@ -1,0 +1,62 @@
+/**
+ * @file Compile-or-reuse: find the model's graph in the on-disk cache (by content hash) and open a CPU
+ * session on it; on a miss — or when the cached file will not load (corrupt, truncated) — compile,
+ * write atomically over it, and open that.
+ */
+import { createSession, type OrtSession } from '../devices'
+import {
+  cachedGraphExists,
+  cachedGraphPath,
+  compileModel,
+  graphCacheKey,
+  resolveGraphCacheDir,
+  writeGraphAtomic,
+  type CompilableModel,
+  type GraphOptions
+} from '../graph'
+
+/** How the graph was obtained, with timings in milliseconds. */
+export interface CompileInfo {
+  /** true when a cached graph was loaded without compiling */
+  readonly cacheHit: boolean
+  /** hashing the model, plus compiling and writing the graph on a miss */
+  readonly compileMs: number
+  /** ONNX Runtime session creation from the graph file */
+  readonly sessionMs: number
+  readonly graphPath: string
+}
+
+/** Where and how to open the graph. */
+export interface OpenGraphOptions {
+  readonly cacheDir?: string
+  /** intra-op threads (undefined: ORT default, all cores) */
+  readonly threads?: number
+  readonly graph: GraphOptions
+}
+
+/** Opens a CPU session for `model`, compiling only when no loadable cached graph exists. */
+export async function openModelGraph(model: CompilableModel, options: OpenGraphOptions): Promise<{ session: OrtSession; info: CompileInfo }> {
+  const sessionConfig = { device: 'cpu' as const, intraOpThreads: options.threads, interOpThreads: 1 }
+  const t0 = performance.now()
+  const key = graphCacheKey(model, options.graph)
+  const graphPath = cachedGraphPath(resolveGraphCacheDir(options.cacheDir), key)
+  const hashMs = performance.now() - t0
+
+  if (await cachedGraphExists(graphPath)) {
+    const t1 = performance.now()
+    try {
+      const session = await createSession(graphPath, sessionConfig)
+      return { session, info: { cacheHit: true, compileMs: hashMs, sessionMs: performance.now() - t1, graphPath } }
+    } catch {
+      // unreadable cache entry (partial write by a crashed older version, disk corruption): rebuild it
+    }
+  }
+
+  const t2 = performance.now()
+  const bytes = compileModel(model, options.graph)
+  await writeGraphAtomic(graphPath, bytes)
+  const compileMs = hashMs + performance.now() - t2
+  const t3 = performance.now()
+  const session = await createSession(graphPath, sessionConfig)
+  return { session, info: { cacheHit: false, compileMs, sessionMs: performance.now() - t3, graphPath } }
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The whole test suite, as `npm test` runs it: type-checks, lint (incl. import layering), the Electron build,
+# then Vitest. Every step runs even if an earlier one failed; each check counts as one test. The last line is
+# always the plain summary `N passed, N failed` (toolchain notes G6), and the exit code is non-zero if
+# anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+passed=0
+failed=0
+failures=()
+
+# Run one check (a command); count it as one passed or failed test.
+check() {
+  local name=$1
+  shift
+  echo "=== ${name}: $*"
+  if "$@"; then
+    passed=$((passed + 1))
+    echo "=== ${name}: ok"
+  else
+    failed=$((failed + 1))
+    failures+=("${name}")
+    echo "=== ${name}: FAILED"
+  fi
+}
+
+check "typecheck main+preload" npx tsc -p tsconfig.node.json --noEmit
+check "typecheck renderer" npx tsc -p tsconfig.web.json --noEmit
+check "lint" npx eslint --max-warnings 0 .
+check "electron-vite build" npx electron-vite build
+
+# --- Vitest: unit, engine and lint tests (test/**/*.test.ts) ---
+scratch=$(mktemp -d)
+trap 'rm -rf "${scratch}"' EXIT
+report="${scratch}/vitest.json"
+echo "=== vitest"
+NO_COLOR=1 npx vitest run --reporter=default --reporter=json --outputFile.json="${report}"
+vitest_rc=$?
+if [ -s "${report}" ]; then
+  # Test counts, plus files that failed without a failing test (import or syntax errors) and skips.
+  read -r v_passed v_failed v_broken v_skipped < <(node -e '
+    const r = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"))
+    const broken = r.testResults.filter(
+      (f) => f.status === "failed" && !f.assertionResults.some((a) => a.status === "failed")
+    ).length
+    console.log(r.numPassedTests, r.numFailedTests, broken, r.numPendingTests + r.numTodoTests)
+  ' "${report}")
+else
+  v_passed=0 v_failed=0 v_broken=0 v_skipped=0
+fi
+if [ "${vitest_rc}" -ne 0 ] && [ $((v_failed + v_broken)) -eq 0 ]; then
+  v_broken=1 # Vitest failed before reporting anything countable.
+fi
+echo "=== vitest: ${v_passed} passed, ${v_failed} failed, ${v_broken} test files broken, ${v_skipped} skipped"
+passed=$((passed + v_passed))
+failed=$((failed + v_failed + v_broken))
+[ $((v_failed + v_broken)) -gt 0 ] && failures+=("vitest")
+
+# --- Playwright end-to-end tests: added by a later issue; count them into passed/failed here. ---
+
+if [ "${#failures[@]}" -gt 0 ]; then
+  echo "=== failed: ${failures[*]}"
+fi
+echo "${passed} passed, ${failed} failed"
+[ "${failed}" -eq 0 ]

@@ -1,0 +1,136 @@
+/**
+ * The `tandem` CLI as users run it: a child process through bin/tandem.mjs, the real engine in its worker,
+ * the shared trained models, and a private graph cache.
+ */
+import { execFile } from 'node:child_process'
+import { copyFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, describe, expect, it } from 'vitest'
+import { repoRoot, sharedModel, tempDir } from '../helpers/paths'
+import { PUBLISHED_STORIES260K_IDS, PUBLISHED_STORIES260K_TEXT_START, PUBLISHED_TINYSTORIES_IDS, PUBLISHED_TINYSTORIES_TEXT_START } from '../helpers/published'
+
+const run = promisify(execFile)
+const scratch = tempDir('tandem-cli-')
+afterAll(() => scratch.dispose())
+
+async function tandem(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [join(repoRoot, 'bin', 'tandem.mjs'), ...args], {
+      env: { ...process.env, TANDEM_CACHE_DIR: join(scratch.dir, 'cache') },
+      maxBuffer: 16 << 20,
+      timeout: 120_000
+    })
+    return { code: 0, stdout, stderr }
+  } catch (e) {
+    const err = e as { code?: number; stdout?: string; stderr?: string }
+    return { code: typeof err.code === 'number' ? err.code : -1, stdout: err.stdout ?? '', stderr: err.stderr ?? '' }
+  }
+}
+
+interface JsonOut {
+  text: string
+  tokens: number[]
+  promptTokens: number[]
+  stats: { ttftMs: number; prefillTokensPerSec: number; decodeTokensPerSec: number }
+}
+
+function parseJson(stdout: string): JsonOut {
+  const lines = stdout.trim().split('\n')
+  expect(lines).toHaveLength(1)
+  const v: unknown = JSON.parse(lines[0])
+  expect(v).toMatchObject({ text: expect.any(String), tokens: expect.any(Array), promptTokens: expect.any(Array) })
+  return v as JsonOut
+}
+
+describe('tandem generate', () => {
+  it('prints only the greedy continuation of stories260K.bin, matching the published sample', async () => {
+    const r = await tandem(['generate', '--model', sharedModel('stories260K/stories260K.bin'), '--max-tokens', '64', '--temperature', '0'])
+    expect(r.code).toBe(0)
+    expect(r.stdout.startsWith(PUBLISHED_STORIES260K_TEXT_START)).toBe(true)
+  })
+
+  it('--json from the GGUF copy gives the published ids, BOS as prompt, and stats', async () => {
+    const r = await tandem(['generate', '--model', sharedModel('stories260K/stories260K.gguf'), '--max-tokens', '64', '--temperature', '0', '--json'])
+    expect(r.code).toBe(0)
+    const out = parseJson(r.stdout)
+    expect(out.tokens).toEqual(PUBLISHED_STORIES260K_IDS)
+    expect(out.promptTokens).toEqual([1])
+    expect(out.text.startsWith(PUBLISHED_STORIES260K_TEXT_START)).toBe(true)
+    expect(out.stats.ttftMs).toBeGreaterThan(0)
+    expect(out.stats.prefillTokensPerSec).toBeGreaterThan(0)
+    expect(out.stats.decodeTokensPerSec).toBeGreaterThan(0)
+  })
+
+  it('encodes a prompt like run.c (BOS, dummy-prefix space) and continues it', async () => {
+    const r = await tandem(['generate', '--model', sharedModel('stories260K/stories260K.bin'), '--prompt', 'Once upon a time', '--max-tokens', '8', '--temperature', '0', '--json'])
+    expect(r.code).toBe(0)
+    const out = parseJson(r.stdout)
+    // The published greedy run starts with exactly these pieces, so the continuation must be its next ids.
+    const n = out.promptTokens.length - 1
+    expect(out.promptTokens).toEqual([1, ...PUBLISHED_STORIES260K_IDS.slice(0, n)])
+    expect(out.tokens).toEqual(PUBLISHED_STORIES260K_IDS.slice(n, n + 8))
+    expect(out.text.startsWith(',')).toBe(true)
+  })
+
+  it('runs the TinyStories-656K Hugging Face folder and reproduces its published ids', async () => {
+    const r = await tandem(['generate', '--model', sharedModel('tinystories-656K'), '--max-tokens', '30', '--temperature', '0', '--json'])
+    expect(r.code).toBe(0)
+    const out = parseJson(r.stdout)
+    expect(out.promptTokens).toEqual([1])
+    expect(out.tokens).toEqual(PUBLISHED_TINYSTORIES_IDS)
+    expect(out.text.startsWith(PUBLISHED_TINYSTORIES_TEXT_START)).toBe(true)
+  })
+
+  it('sampling with a seed is reproducible', async () => {
+    const args = ['generate', '--model', sharedModel('stories260K/stories260K.bin'), '--max-tokens', '20', '--temperature', '1', '--seed', '42', '--json']
+    const a = parseJson((await tandem(args)).stdout)
+    const b = parseJson((await tandem(args)).stdout)
+    expect(a.tokens).toEqual(b.tokens)
+    expect(a.tokens).toHaveLength(20)
+  })
+
+  it('finds the tokenizer given with --tokenizer when it is not beside the model', async () => {
+    const copy = join(scratch.dir, 'alone.bin')
+    copyFileSync(sharedModel('stories260K/stories260K.bin'), copy)
+    const without = await tandem(['generate', '--model', copy, '--max-tokens', '4'])
+    expect(without.code).toBe(1)
+    expect(without.stderr).toMatch(/tok/i)
+    const withTok = await tandem(['generate', '--model', copy, '--tokenizer', sharedModel('stories260K/tok512.bin'), '--max-tokens', '4', '--temperature', '0'])
+    expect(withTok.code).toBe(0)
+    expect(withTok.stdout.startsWith('Once upon')).toBe(true)
+  })
+
+  it('gives clear errors for a missing model, a corrupt model, a model without chat template, and bad flags', async () => {
+    const missing = await tandem(['generate', '--model', join(scratch.dir, 'nope.gguf')])
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toContain('nope.gguf')
+    const bad = join(scratch.dir, 'bad.gguf')
+    writeFileSync(bad, Buffer.from('GGUF\x03\x00\x00\x00garbage'))
+    const corrupt = await tandem(['generate', '--model', bad])
+    expect(corrupt.code).toBe(1)
+    expect(corrupt.stderr).toContain('bad.gguf')
+    const chat = await tandem(['generate', '--model', sharedModel('stories260K/stories260K.bin'), '--chat', '--prompt', 'hi'])
+    expect(chat.code).toBe(1)
+    expect(chat.stderr).toMatch(/chat template/)
+    const usage = await tandem(['generate', '--model', 'x', '--temperature', 'hot'])
+    expect(usage.code).toBe(2)
+    expect(usage.stderr).toMatch(/--temperature/)
+    const noModel = await tandem(['generate'])
+    expect(noModel.code).toBe(2)
+  })
+})
+
+describe('tandem info', () => {
+  it('describes architecture, sizes, tokenizer and quantization', async () => {
+    const r = await tandem(['info', '--model', sharedModel('stories260K/stories260K_q80.bin'), '--json'])
+    expect(r.code).toBe(0)
+    const d: unknown = JSON.parse(r.stdout)
+    expect(d).toMatchObject({ format: 'llama2c', architecture: 'llama', dim: 64, layers: 5, heads: 8, kvHeads: 4, vocabSize: 512 })
+    expect(JSON.stringify(d)).toMatch(/q8|Q8/)
+    const text = await tandem(['info', '--model', sharedModel('tinystories-656K')])
+    expect(text.code).toBe(0)
+    expect(text.stdout).toMatch(/architecture\s+llama/)
+    expect(text.stdout).toMatch(/tokenizer\s+hf/)
+  })
+})

@@ -1,0 +1,102 @@
+/**
+ * The generation loop on the oracle (ReferenceRunner) with the real stories260K weights and tokenizer:
+ * greedy text, chunked prefill, KV reuse, stop rules, abort and context limits.
+ */
+import { beforeAll, describe, expect, it } from 'vitest'
+import { loadModel, type LoadedModel } from '../../main/engine/model'
+import { ContextOverflowError, Generator } from '../../main/engine/runtime/generate'
+import { sharedModel } from '../helpers/paths'
+import { ReferenceRunner } from '../helpers/reference-runner'
+import { PUBLISHED_STORIES260K_IDS } from '../helpers/published'
+
+let model: LoadedModel
+const greedy = { temperature: 0 }
+
+beforeAll(async () => {
+  model = await loadModel(sharedModel('stories260K/stories260K.bin'))
+})
+
+function generator(contextLength?: number): { gen: Generator; runner: ReferenceRunner } {
+  const runner = new ReferenceRunner(model, contextLength)
+  return { gen: new Generator(runner, model.tokenizer, model.config.vocabSize), runner }
+}
+
+describe('generation loop on the reference forward', () => {
+  it('greedy from BOS reproduces the published stories260K ids and text, streamed in pieces', async () => {
+    const { gen } = generator()
+    const g = gen.generate({ promptIds: [1], maxTokens: 64, sampling: greedy, stopTokenIds: [1, 2] })
+    const pieces: string[] = []
+    const ids: number[] = []
+    for await (const e of g) {
+      pieces.push(e.text)
+      ids.push(e.tokenId)
+    }
+    const r = await g.result
+    expect(r.tokens).toEqual(PUBLISHED_STORIES260K_IDS)
+    expect(ids).toEqual(PUBLISHED_STORIES260K_IDS)
+    expect(pieces.join('')).toBe(r.text)
+    expect(r.text.startsWith('Once upon a time, there was a little girl named Lily.')).toBe(true)
+    expect(r.stopReason).toBe('max-tokens')
+    expect(r.stats.generatedTokens).toBe(64)
+    expect(r.stats.ttftMs).toBeGreaterThan(0)
+    expect(r.stats.decodeTokensPerSec).toBeGreaterThan(0)
+  })
+
+  it('chunked prefill gives the same continuation for every chunk length', async () => {
+    const prompt = model.tokenizer.encode('Once upon a time, there was a big dog', { addBos: true })
+    const texts = new Set<string>()
+    for (const chunk of [1, 3, 128]) {
+      const { gen, runner } = generator()
+      const r = await gen.generate({ promptIds: prompt, maxTokens: 12, sampling: greedy, prefillChunkTokens: chunk }).result
+      texts.add(r.text)
+      expect(runner.calls).toBe(Math.ceil(prompt.length / chunk) + 11)
+    }
+    expect(texts.size).toBe(1)
+  })
+
+  it('reuses the KV cache for a prompt that extends the previous one', async () => {
+    const { gen } = generator()
+    const first = model.tokenizer.encode('Lily saw a cat', { addBos: true })
+    const a = await gen.generate({ promptIds: first, maxTokens: 5, sampling: greedy }).result
+    const second = [...first, ...a.tokens, ...model.tokenizer.encode('The cat', { addBos: false })]
+    const b = await gen.generate({ promptIds: second, maxTokens: 8, sampling: greedy }).result
+    expect(b.stats.prefillTokens).toBeLessThan(second.length)
+    const fresh = await generator().gen.generate({ promptIds: second, maxTokens: 8, sampling: greedy }).result
+    expect(b.tokens).toEqual(fresh.tokens)
+  })
+
+  it('stop strings end the text before the stop string', async () => {
+    const { gen } = generator()
+    const r = await gen.generate({ promptIds: [1], maxTokens: 64, sampling: greedy, stopStrings: ['Lily'] }).result
+    expect(r.stopReason).toBe('stop-string')
+    expect(r.text).toBe('Once upon a time, there was a little girl named ')
+  })
+
+  it('an AbortSignal stops mid-stream and keeps what was generated', async () => {
+    const { gen } = generator()
+    const abort = new AbortController()
+    const g = gen.generate({ promptIds: [1], maxTokens: 200, sampling: greedy, signal: abort.signal })
+    let n = 0
+    for await (const e of g) {
+      if (e.tokenId >= 0 && ++n === 5) abort.abort()
+    }
+    const r = await g.result
+    expect(r.stopReason).toBe('aborted')
+    expect(r.tokens.length).toBe(5)
+  })
+
+  it('a prompt longer than the context is a clear error; reaching the context ends with context-full', async () => {
+    const { gen } = generator(16)
+    expect(() => gen.generate({ promptIds: new Array(16).fill(300), maxTokens: 4 })).toThrow(ContextOverflowError)
+    const r = await gen.generate({ promptIds: [1, 403, 407], maxTokens: 100, sampling: greedy }).result
+    expect(r.stopReason).toBe('context-full')
+    expect(r.promptTokens.length + r.tokens.length).toBe(17) // 16 positions computed + the last sampled token
+  })
+
+  it('stop token ids end generation', async () => {
+    const { gen } = generator()
+    const r = await gen.generate({ promptIds: [1], maxTokens: 64, sampling: greedy, stopTokenIds: [PUBLISHED_STORIES260K_IDS[3]] }).result
+    expect(r.stopReason).toBe('eos')
+    expect(r.tokens).toEqual(PUBLISHED_STORIES260K_IDS.slice(0, 3))
+  })
+})

@@ -1,0 +1,37 @@
+/**
+ * @file The oracle as a ForwardRunner: lets generation tests run the real loop on the plain TypeScript
+ * forward pass, and lets compiled-graph tests compare against it position by position.
+ */
+import { createReferenceState, referenceForward, type ReferenceState } from '../../main/engine/model/reference'
+import type { LoadedModel, ModelWeights } from '../../main/engine/model/types'
+import type { ForwardRunner } from '../../main/engine/runtime/generate'
+
+export class ReferenceRunner implements ForwardRunner {
+  readonly contextLength: number
+  private readonly state: ReferenceState
+  private readonly model: { config: LoadedModel['config']; weights: ModelWeights }
+  /** positions computed so far */
+  length = 0
+  calls = 0
+
+  constructor(model: LoadedModel, contextLength = model.config.contextLength) {
+    if (!model.weights) throw new Error('ReferenceRunner needs a model loaded with weights')
+    this.model = { config: model.config, weights: model.weights }
+    this.contextLength = contextLength
+    this.state = createReferenceState(model.config, contextLength)
+  }
+
+  async forward(tokens: readonly number[], pos: number): Promise<Float32Array> {
+    if (pos !== this.length) throw new Error(`forward at ${pos} but the cache holds ${this.length}`)
+    if (pos + tokens.length > this.contextLength) throw new Error('context overflow')
+    this.calls++
+    let logits = new Float32Array(0)
+    for (let i = 0; i < tokens.length; i++) logits = referenceForward(this.model, this.state, tokens[i], pos + i)
+    this.length = pos + tokens.length
+    return Float32Array.from(logits)
+  }
+
+  async truncate(pos: number): Promise<void> {
+    this.length = Math.min(this.length, pos)
+  }
+}

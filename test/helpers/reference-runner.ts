@@ -25,10 +25,10 @@ export class ReferenceRunner implements ForwardRunner {
     if (pos !== this.length) throw new Error(`forward at ${pos} but the cache holds ${this.length}`)
     if (pos + tokens.length > this.contextLength) throw new Error('context overflow')
     this.calls++
-    let logits = new Float32Array(0)
-    for (let i = 0; i < tokens.length; i++) logits = referenceForward(this.model, this.state, tokens[i], pos + i)
+    const logits = new Float32Array(this.model.config.vocabSize)
+    for (let i = 0; i < tokens.length; i++) logits.set(referenceForward(this.model, this.state, tokens[i], pos + i))
     this.length = pos + tokens.length
-    return Float32Array.from(logits)
+    return logits
   }
 
   async truncate(pos: number): Promise<void> {

@@ -9,7 +9,7 @@ import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { GRAPH_COMPILER_VERSION, type CompilableModel } from './compile'
 import type { GraphOptions } from './emit-context'
-import type { Tensor } from './model-api'
+import type { Tensor } from '../model'
 
 /** Folder for cached graphs: explicit, else $TANDEM_CACHE_DIR, else $XDG_CACHE_HOME/tandem/graphs, else ~/.cache/tandem/graphs. */
 export function resolveGraphCacheDir(cacheDir?: string): string {

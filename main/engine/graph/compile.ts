@@ -5,7 +5,7 @@
  * positions [S] i64 (P..P+S−1), past_k_L / past_v_L [P, nKv, hd] f32; outputs: logits [1, vocab] of the
  * last position, new_k_L / new_v_L [S, nKv, hd] (K after RoPE). The cache never leaves as an output.
  */
-import type { ModelConfig, ModelWeights } from './model-api'
+import type { ModelConfig, ModelWeights } from '../model'
 import { groupSize } from './emit-attention'
 import { EmitContext, type GraphOptions } from './emit-context'
 import { GraphBuilder } from './onnx-builder'

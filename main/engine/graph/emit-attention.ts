@@ -2,7 +2,7 @@
  * @file RoPE and causal attention with grouped KV heads, from plain ONNX ops, in the reference's order.
  * Shapes: S = tokens in this run, P = cached positions, T = P + S, hd = headDim, g = nHeads / nKvHeads.
  */
-import type { ModelConfig } from './model-api'
+import type { ModelConfig } from '../model'
 import type { EmitContext } from './emit-context'
 
 /**

@@ -3,7 +3,7 @@
  * map (logical value name -> graph value name), and values derived once per graph (constants, RoPE
  * cos/sin rows for the run's positions, the causal mask, per-block input sums for Q4_K).
  */
-import { ropeInvFreq, type ModelConfig, type ModelWeights } from './model-api'
+import { ropeInvFreq, type ModelConfig, type ModelWeights } from '../model'
 import type { GraphBuilder } from './onnx-builder'
 
 /** Compile-time choices that change the graph (and so are part of its cache key). */

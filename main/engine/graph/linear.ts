@@ -3,7 +3,7 @@
  * `com.microsoft.MatMulNBits`; dense ones (and int8 groups that do not fit MatMulNBits blocks) become a
  * float32 MatMul initializer [K, N].
  */
-import { tensorToFloat32, type Tensor } from './model-api'
+import { tensorToFloat32, type Tensor } from '../model'
 import type { EmitContext } from './emit-context'
 import { MS_DOMAIN } from './onnx-builder'
 import { packNBits } from './quant-pack'

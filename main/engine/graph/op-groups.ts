@@ -5,7 +5,7 @@
  * A later planner cuts this list into per-device segments; a SegmentSpec is a run of groups plus the
  * values crossing its boundary. Today the whole list compiles as one segment.
  */
-import { tensorToFloat32, type LayerWeights, type ModelConfig, type Tensor } from './model-api'
+import { tensorToFloat32, type LayerWeights, type ModelConfig, type Tensor } from '../model'
 import { emitAttention, emitRope } from './emit-attention'
 import type { EmitContext } from './emit-context'
 import { emitLinear } from './linear'

@@ -1,6 +1,7 @@
 /**
  * @file Renders a model's Jinja chat template (Hugging Face `chat_template`, GGUF
- * `tokenizer.chat_template`) with @huggingface/jinja, with the variables templates expect.
+ * `tokenizer.chat_template`) with @huggingface/jinja, with the variables templates expect
+ * (messages, bos_token, eos_token, add_generation_prompt; raise_exception and strftime_now are built in).
  */
 import { Template } from '@huggingface/jinja'
 
@@ -53,13 +54,11 @@ export function renderChatTemplate(template: string, messages: readonly ChatMess
       messages: messages.map((m) => ({ role: m.role, content: m.content })),
       bos_token: opts.bosToken,
       eos_token: opts.eosToken,
-      add_generation_prompt: opts.addGenerationPrompt,
-      raise_exception: (message: unknown): never => {
-        throw new ChatTemplateError(`chat template raised: ${String(message)}`)
-      }
+      add_generation_prompt: opts.addGenerationPrompt
     })
   } catch (e) {
-    if (e instanceof ChatTemplateError) throw e
+    // The library's built-in raise_exception(msg) throws a plain Error(msg), so the template's own
+    // message (e.g. "Conversation roles must alternate") ends up here verbatim.
     throw new ChatTemplateError(`chat template failed to render: ${e instanceof Error ? e.message : String(e)}`)
   }
 }

@@ -48,7 +48,7 @@ const GGML_TYPE_NAMES: readonly string[] = [
   'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K', 'Q8_K', 'IQ2_XXS', 'IQ2_XS', 'IQ3_XXS', 'IQ1_S',
   'IQ4_NL', 'IQ3_S', 'IQ2_S', 'IQ4_XS', 'I8', 'I16', 'I32', 'I64', 'F64', 'IQ1_M',
   'BF16', 'Q4_0_4_4 (removed)', 'Q4_0_4_8 (removed)', 'Q4_0_8_8 (removed)', 'TQ1_0', 'TQ2_0',
-  'IQ4_NL_4_4 (removed)', 'IQ4_NL_4_8 (removed)', 'IQ4_NL_8_8 (removed)', 'MXFP4'
+  'IQ4_NL_4_4 (removed)', 'IQ4_NL_4_8 (removed)', 'IQ4_NL_8_8 (removed)', 'MXFP4', 'NVFP4', 'Q1_0', 'Q2_0'
 ]
 
 /** ggml's name for a type id, or "unknown type N". */

@@ -303,7 +303,8 @@ class GgufParser {
         this.fail(`tensor ${name} [${dims.join(', ')}] ${type.name} needs ${sizeBytes} bytes, more than the whole file`, at)
       }
       const offsetAt = this.r.offset
-      const offset = this.u64Limited(`${name} data offset`, this.fileSize)
+      // compared with the file in checkRanges, once the data section start is known
+      const offset = this.u64Limited(`${name} data offset`, Number.MAX_SAFE_INTEGER)
       if (offset % alignment !== 0) this.fail(`tensor ${name} data offset ${offset} is not a multiple of the alignment ${alignment}`, offsetAt)
       infos.push({ name, dims, type, offset, sizeBytes: Number(sizeBytes), elementCount: Number(elements) })
     }

@@ -12,12 +12,18 @@ import { MAX_LLAMA2C_VOCAB, loadLlama2cTokenizer } from './tokenizer/llama2c-tok
 import type { Tokenizer } from './tokenizer/types'
 import type { LayerWeights, LoadOptions, LoadedModel, ModelConfig, ModelWeights, Tensor } from './types'
 
-/** Limits on header fields; generous for any llama2.c export (Llama 2 70B: dim 8192, hidden 28672, 80 layers). */
+// Limits on header fields, generous for any llama2.c export (Llama 2 70B: dim 8192, hidden 28672, 80 layers).
+/** Largest residual width. */
 export const MAX_LLAMA2C_DIM = 1 << 16
+/** Largest FFN width. */
 export const MAX_LLAMA2C_HIDDEN_DIM = 1 << 18
+/** Most transformer blocks. */
 export const MAX_LLAMA2C_LAYERS = 1024
+/** Most attention heads (query or key/value). */
 export const MAX_LLAMA2C_HEADS = 1024
+/** Longest context (positions). */
 export const MAX_LLAMA2C_SEQ_LEN = 1 << 20
+/** Largest Q8_0 group (export.py uses 64, backing off to a divisor of dim). */
 export const MAX_LLAMA2C_GROUP_SIZE = 1 << 16
 
 /** "ak42" as a little-endian uint32: the version-1/2 magic. */

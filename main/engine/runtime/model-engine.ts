@@ -7,7 +7,7 @@ import { float32Tensor, int64Tensor, tensorFloat32Data, type OrtSession, type Or
 import { VALUE, type CompilableModel } from '../graph'
 import { ContextOverflowError } from './errors'
 import { KvCache } from './kv-cache'
-import { dequantizeRows, type ModelConfig } from './model-api'
+import { dequantizeRows, type ModelConfig } from '../model'
 
 /** Tokens per graph run during prefill: bounds the attention scores buffer ([nHeads, chunk, T] floats). */
 export const DEFAULT_PREFILL_CHUNK = 128

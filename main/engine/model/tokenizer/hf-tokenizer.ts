@@ -3,7 +3,7 @@
  * our Tokenizer contract. The JSON is validated first (the shapes the library relies on), so a broken
  * file becomes a ModelFormatError naming it instead of a TypeError deep inside the library.
  */
-import { readFileSync, statSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { Tokenizer as HfLibTokenizer } from '@huggingface/tokenizers'
 import { ModelFormatError } from '../errors'
@@ -231,18 +231,20 @@ function parseChatTemplate(value: unknown, file: string): string | null {
   throw new ModelFormatError(file, 'chat_template must be a string or a list of {name, template}')
 }
 
-/** Loads `tokenizer.json` and `tokenizer_config.json` (optional) from a model folder. */
+/** Loads `tokenizer.json`, `tokenizer_config.json` (optional) and `chat_template.jinja` (optional) from a model folder. */
 export function loadHfTokenizer(folder: string, fallbacks: HfTokenFallbacks = {}): HfTokenizerFiles {
   const tokenizerFile = join(folder, 'tokenizer.json')
   const configFile = join(folder, 'tokenizer_config.json')
   const tokenizerJson = readJsonFile(tokenizerFile, MAX_TOKENIZER_JSON_BYTES)
   let configJson: unknown = {}
-  let configExists = true
-  try {
-    statSync(configFile)
-  } catch {
-    configExists = false
+  if (existsSync(configFile)) configJson = readJsonFile(configFile, MAX_TOKENIZER_CONFIG_BYTES)
+  const files = createHfTokenizer(tokenizerJson, configJson, { tokenizer: tokenizerFile, config: configFile }, fallbacks)
+  // Newer transformers versions save the template beside the config instead of inside it.
+  const templateFile = join(folder, 'chat_template.jinja')
+  if (files.chatTemplate !== null || !existsSync(templateFile)) return files
+  const sizeBytes = statSync(templateFile).size
+  if (sizeBytes > MAX_TOKENIZER_CONFIG_BYTES) {
+    throw new ModelFormatError(templateFile, `file is ${sizeBytes} bytes, more than the limit ${MAX_TOKENIZER_CONFIG_BYTES}`)
   }
-  if (configExists) configJson = readJsonFile(configFile, MAX_TOKENIZER_CONFIG_BYTES)
-  return createHfTokenizer(tokenizerJson, configJson, { tokenizer: tokenizerFile, config: configFile }, fallbacks)
+  return { ...files, chatTemplate: readFileSync(templateFile, 'utf8') }
 }

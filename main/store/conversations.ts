@@ -1,0 +1,209 @@
+/**
+ * @file Conversations: create, read, edit, soft delete (so the UI can undo) with a later purge, and
+ * full-text search over titles and message content. All methods are synchronous; call them between awaits.
+ */
+import { randomUUID } from 'node:crypto'
+import type { Db, Stmt } from './database'
+import { StoreNotFoundError } from './errors'
+import { isRecord, parseJson, RowReader, toJsonObject, type JsonObject } from './rows'
+import { MATCH_END, MATCH_START, MAX_SEARCH_LIMIT, splitSnippet, toFtsQuery } from './search-query'
+import type { Conversation, NewConversation, SearchHit, StoreOptions } from './types'
+
+const COLUMNS = 'id, title, system_prompt, model_id, sampling_json, created_at, updated_at, deleted_at'
+
+/** Words of context FTS5 puts around the match in a message snippet. */
+const SNIPPET_TOKENS = 16
+
+/** Conversations table access; statements are prepared once here. */
+export class ConversationStore {
+  private readonly now: () => number
+  private readonly insertStmt: Stmt
+  private readonly getStmt: Stmt
+  private readonly listStmt: Stmt
+  private readonly renameStmt: Stmt
+  private readonly systemPromptStmt: Stmt
+  private readonly modelStmt: Stmt
+  private readonly samplingStmt: Stmt
+  private readonly softDeleteStmt: Stmt
+  private readonly restoreStmt: Stmt
+  private readonly purgeStmt: Stmt
+  private readonly searchTitlesStmt: Stmt
+  private readonly searchMessagesStmt: Stmt
+
+  constructor(
+    private readonly db: Db,
+    options: StoreOptions = {}
+  ) {
+    this.now = options.now ?? Date.now
+    this.insertStmt = db.prepare(
+      `INSERT INTO conversations (id, title, system_prompt, model_id, sampling_json, created_at, updated_at)
+       VALUES (@id, @title, @systemPrompt, @modelId, @samplingJson, @nowMs, @nowMs)`
+    )
+    this.getStmt = db.prepare(`SELECT ${COLUMNS} FROM conversations WHERE id = ?`)
+    // LIMIT -1 means no limit in SQLite. The n tie-break keeps the order stable for equal timestamps.
+    this.listStmt = db.prepare(
+      `SELECT ${COLUMNS} FROM conversations WHERE deleted_at IS NULL ORDER BY updated_at DESC, n DESC LIMIT ?`
+    )
+    this.renameStmt = db.prepare('UPDATE conversations SET title = @value, updated_at = @nowMs WHERE id = @id')
+    this.systemPromptStmt = db.prepare('UPDATE conversations SET system_prompt = @value, updated_at = @nowMs WHERE id = @id')
+    this.modelStmt = db.prepare('UPDATE conversations SET model_id = @value, updated_at = @nowMs WHERE id = @id')
+    this.samplingStmt = db.prepare('UPDATE conversations SET sampling_json = @value, updated_at = @nowMs WHERE id = @id')
+    // COALESCE keeps the first deletion time, so deleting twice does not postpone the purge.
+    this.softDeleteStmt = db.prepare('UPDATE conversations SET deleted_at = COALESCE(deleted_at, @nowMs) WHERE id = @id')
+    this.restoreStmt = db.prepare('UPDATE conversations SET deleted_at = NULL WHERE id = ?')
+    // Messages go with them through ON DELETE CASCADE; the FTS triggers clean both indexes.
+    this.purgeStmt = db.prepare('DELETE FROM conversations WHERE deleted_at IS NOT NULL AND deleted_at <= ?')
+    this.searchTitlesStmt = db.prepare(
+      `SELECT c.id AS conversation_id, highlight(conversations_fts, 0, @start, @end) AS marked, c.title AS title
+       FROM conversations_fts JOIN conversations c ON c.n = conversations_fts.rowid
+       WHERE conversations_fts MATCH @query AND c.deleted_at IS NULL
+       ORDER BY conversations_fts.rank LIMIT @limit`
+    )
+    this.searchMessagesStmt = db.prepare(
+      `SELECT c.id AS conversation_id, c.title AS title, m.id AS message_id,
+              snippet(messages_fts, 0, @start, @end, '…', ${SNIPPET_TOKENS}) AS marked
+       FROM messages_fts
+         JOIN messages m ON m.n = messages_fts.rowid
+         JOIN conversations c ON c.id = m.conversation_id
+       WHERE messages_fts MATCH @query AND c.deleted_at IS NULL
+       ORDER BY messages_fts.rank LIMIT @limit`
+    )
+  }
+
+  /** Creates a conversation and returns it. Throws TypeError if `sampling` is not a plain JSON object. */
+  create(input: NewConversation = {}): Conversation {
+    const id = randomUUID()
+    this.insertStmt.run({
+      id,
+      title: input.title ?? '',
+      systemPrompt: input.systemPrompt ?? '',
+      modelId: input.modelId ?? null,
+      samplingJson: samplingToJson(input.sampling ?? {}),
+      nowMs: this.now()
+    })
+    return this.mustGet(id)
+  }
+
+  /** The conversation, soft-deleted or not; undefined if there is none with this id (or it was purged). */
+  get(id: string): Conversation | undefined {
+    const row = this.getStmt.get(id)
+    return row === undefined ? undefined : toConversation(row)
+  }
+
+  /** Conversations not deleted, most recently updated first; `limit` undefined = all. */
+  list(limit?: number): Conversation[] {
+    if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 0)) {
+      throw new RangeError(`limit must be a non-negative integer, got ${limit}`)
+    }
+    return this.listStmt.all(limit ?? -1).map(toConversation)
+  }
+
+  /** Sets the title. Throws StoreNotFoundError for an unknown id. */
+  rename(id: string, title: string): Conversation {
+    return this.update(this.renameStmt, id, title)
+  }
+
+  /** Sets the system prompt. */
+  setSystemPrompt(id: string, systemPrompt: string): Conversation {
+    return this.update(this.systemPromptStmt, id, systemPrompt)
+  }
+
+  /** Sets the model (null: the app default). */
+  setModel(id: string, modelId: string | null): Conversation {
+    return this.update(this.modelStmt, id, modelId)
+  }
+
+  /** Replaces the sampling overrides; throws TypeError if not a plain JSON object. */
+  setSampling(id: string, sampling: object): Conversation {
+    return this.update(this.samplingStmt, id, samplingToJson(sampling))
+  }
+
+  /** Hides the conversation from list/search; restore() undoes it until purgeDeleted() removes it. */
+  softDelete(id: string): void {
+    if (this.softDeleteStmt.run({ id, nowMs: this.now() }).changes === 0) throw new StoreNotFoundError('conversation', id)
+  }
+
+  /** Undoes softDelete (no-op for a conversation that is not deleted). */
+  restore(id: string): void {
+    if (this.restoreStmt.run(id).changes === 0) throw new StoreNotFoundError('conversation', id)
+  }
+
+  /** Permanently removes conversations (and their messages) soft-deleted at least `olderThanMs` ago; returns how many. */
+  purgeDeleted(olderThanMs: number): number {
+    if (!(Number.isFinite(olderThanMs) && olderThanMs >= 0)) {
+      throw new RangeError(`olderThanMs must be a finite number ≥ 0, got ${olderThanMs}`)
+    }
+    return this.purgeStmt.run(Math.floor(this.now() - olderThanMs)).changes
+  }
+
+  /**
+   * Full-text search over titles and (finished) message content of conversations not deleted. Any input is
+   * safe: it is reduced to quoted prefix words (see search-query.ts); input without a word returns [].
+   * Title hits come first (messageId null), then message hits, each group best match first; at most `limit`.
+   */
+  search(query: string, limit = 20): SearchHit[] {
+    if (!(Number.isSafeInteger(limit) && limit >= 0 && limit <= MAX_SEARCH_LIMIT)) {
+      throw new RangeError(`limit must be an integer in [0, ${MAX_SEARCH_LIMIT}], got ${limit}`)
+    }
+    const fts = toFtsQuery(query)
+    if (fts === null || limit === 0) return []
+    const params = { query: fts, start: MATCH_START, end: MATCH_END, limit }
+    const hits = this.searchTitlesStmt.all(params).map((row): SearchHit => {
+      const r = new RowReader('conversations', row, 'conversation_id')
+      return { conversationId: r.text('conversation_id'), title: r.text('title'), messageId: null, snippet: splitSnippet(r.text('marked')) }
+    })
+    if (hits.length >= limit) return hits
+    for (const row of this.searchMessagesStmt.all({ ...params, limit: limit - hits.length })) {
+      const r = new RowReader('messages', row, 'message_id')
+      hits.push({
+        conversationId: r.text('conversation_id'),
+        title: r.text('title'),
+        messageId: r.text('message_id'),
+        snippet: splitSnippet(r.text('marked'))
+      })
+    }
+    return hits
+  }
+
+  private update(stmt: Stmt, id: string, value: string | null): Conversation {
+    if (stmt.run({ id, value, nowMs: this.now() }).changes === 0) throw new StoreNotFoundError('conversation', id)
+    return this.mustGet(id)
+  }
+
+  private mustGet(id: string): Conversation {
+    const c = this.get(id)
+    if (c === undefined) throw new StoreNotFoundError('conversation', id)
+    return c
+  }
+}
+
+/** Validates and serialises sampling overrides for `sampling_json`. */
+function samplingToJson(sampling: object): string {
+  const obj = toJsonObject(sampling)
+  if (obj === undefined) throw new TypeError('sampling must be a plain object of JSON values (finite numbers, strings, ...)')
+  return JSON.stringify(obj)
+}
+
+/**
+ * Reads `sampling_json`. A corrupt value (not JSON, or not an object) reads as {} — "no overrides", so the
+ * app defaults apply — rather than making the conversation unreadable; the schema's CHECK prevents it anyway.
+ */
+function samplingFromJson(text: string): JsonObject {
+  const value = parseJson(text)
+  return (isRecord(value) ? toJsonObject(value) : undefined) ?? {}
+}
+
+/** A `conversations` row as a Conversation; throws StoreDataError for a malformed row. */
+function toConversation(row: unknown): Conversation {
+  const r = new RowReader('conversations', row)
+  return {
+    id: r.text('id'),
+    title: r.text('title'),
+    systemPrompt: r.text('system_prompt'),
+    modelId: r.textOrNull('model_id'),
+    sampling: samplingFromJson(r.text('sampling_json')),
+    createdAtMs: r.int('created_at'),
+    updatedAtMs: r.int('updated_at'),
+    deletedAtMs: r.intOrNull('deleted_at')
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * @file The schema, as numbered migrations. `PRAGMA user_version` holds the number of the last one applied;
+ * `openDatabase` applies the missing ones in order, each in its own transaction. To change the schema, append
+ * a migration with the next version — never edit one that has shipped, because existing files already ran it.
+ */
+
+/** One schema step: `sql` may hold several statements; it runs inside a transaction with `user_version = version`. */
+export interface Migration {
+  readonly version: number
+  readonly name: string
+  readonly sql: string
+}
+
+/**
+ * Full-text tokenizer for messages and titles. unicode61 folds case and (remove_diacritics 2) accents, so
+ * "cafe" finds "café". Its default token classes are letters, numbers and private use; adding marks (M*)
+ * keeps words with combining accents whole and symbols (So) makes emoji searchable. Scripts written without
+ * spaces (Chinese, Japanese) become one token per run, so they match by prefix only.
+ */
+const TOKENIZE = `tokenize = "unicode61 remove_diacritics 2 categories 'L* N* Co M* So'"`
+
+/**
+ * v1: conversations, messages, settings, and FTS5 indexes over message content and conversation titles.
+ *
+ * Why each table has `n INTEGER PRIMARY KEY` beside its `id TEXT UNIQUE`: the FTS5 indexes are
+ * external-content tables keyed by rowid, and VACUUM may renumber implicit rowids of tables without an
+ * INTEGER PRIMARY KEY, which would silently point the index at the wrong rows. In a rowid table a
+ * `TEXT PRIMARY KEY` is just a unique index, so `id TEXT NOT NULL UNIQUE` costs the same.
+ *
+ * Messages still streaming are kept out of the message index (through the `messages_searchable` view):
+ * streaming appends rewrite the content many times a second, and re-indexing the whole text on each would
+ * cost time proportional to its length. The index picks a message up when its status leaves 'streaming'.
+ */
+const V1_SQL = `
+CREATE TABLE conversations (
+  n INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  title TEXT NOT NULL,
+  system_prompt TEXT NOT NULL,
+  model_id TEXT,
+  sampling_json TEXT NOT NULL CHECK (json_valid(sampling_json) AND json_type(sampling_json) = 'object'),
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  deleted_at INTEGER
+) STRICT;
+CREATE INDEX conversations_recent ON conversations (updated_at DESC, n DESC) WHERE deleted_at IS NULL;
+CREATE INDEX conversations_deleted ON conversations (deleted_at) WHERE deleted_at IS NOT NULL;
+
+CREATE TABLE messages (
+  n INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+  seq INTEGER NOT NULL,
+  role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant')),
+  content TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('complete', 'streaming', 'stopped', 'error')),
+  error TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  stats_json TEXT CHECK (stats_json IS NULL OR json_valid(stats_json)),
+  -- Also the index the ON DELETE CASCADE lookup and the per-conversation listing use.
+  UNIQUE (conversation_id, seq)
+) STRICT;
+CREATE INDEX messages_streaming ON messages (status) WHERE status = 'streaming';
+
+CREATE TABLE settings (
+  key TEXT PRIMARY KEY,
+  value_json TEXT NOT NULL CHECK (json_valid(value_json))
+) STRICT, WITHOUT ROWID;
+
+CREATE VIEW messages_searchable AS SELECT n, content FROM messages WHERE status <> 'streaming';
+CREATE VIRTUAL TABLE messages_fts USING fts5 (
+  content, content = 'messages_searchable', content_rowid = 'n', ${TOKENIZE}
+);
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages WHEN new.status <> 'streaming' BEGIN
+  INSERT INTO messages_fts (rowid, content) VALUES (new.n, new.content);
+END;
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages WHEN old.status <> 'streaming' BEGIN
+  INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.n, old.content);
+END;
+-- One trigger so the old entry is always removed before the new one is added (same rowid).
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, status ON messages BEGIN
+  INSERT INTO messages_fts (messages_fts, rowid, content)
+    SELECT 'delete', old.n, old.content WHERE old.status <> 'streaming';
+  INSERT INTO messages_fts (rowid, content) SELECT new.n, new.content WHERE new.status <> 'streaming';
+END;
+
+CREATE VIRTUAL TABLE conversations_fts USING fts5 (
+  title, content = 'conversations', content_rowid = 'n', ${TOKENIZE}
+);
+CREATE TRIGGER conversations_fts_insert AFTER INSERT ON conversations BEGIN
+  INSERT INTO conversations_fts (rowid, title) VALUES (new.n, new.title);
+END;
+CREATE TRIGGER conversations_fts_delete AFTER DELETE ON conversations BEGIN
+  INSERT INTO conversations_fts (conversations_fts, rowid, title) VALUES ('delete', old.n, old.title);
+END;
+CREATE TRIGGER conversations_fts_update AFTER UPDATE OF title ON conversations BEGIN
+  INSERT INTO conversations_fts (conversations_fts, rowid, title) VALUES ('delete', old.n, old.title);
+  INSERT INTO conversations_fts (rowid, title) VALUES (new.n, new.title);
+END;
+`
+
+/** Every schema step, in order; versions are 1, 2, 3, ... with no gaps. */
+export const MIGRATIONS: readonly Migration[] = Object.freeze([
+  { version: 1, name: 'conversations, messages, settings, full-text search', sql: V1_SQL }
+])
+
+/** The schema version this build writes; a file with a higher `user_version` is refused. */
+export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version
+
+/** Throws unless versions run 1, 2, 3, ... in order, so a mis-numbered append fails on first open, not silently. */
+export function checkMigrations(migrations: readonly Migration[]): void {
+  migrations.forEach((m, i) => {
+    if (m.version !== i + 1) {
+      throw new Error(`migration ${JSON.stringify(m.name)} has version ${m.version}, expected ${i + 1} (versions must run 1, 2, 3, ...)`)
+    }
+  })
+}

@@ -1,0 +1,64 @@
+/** @file The `stats_json` column of messages: checked on the way in and out, field by field. */
+import { isRecord, parseJson } from './rows'
+import type { MessageStats } from './types'
+
+/** Number fields of MessageStats; each must be a finite number. */
+const NUMBER_FIELDS = ['ttftMs', 'prefillTokensPerSec', 'decodeTokensPerSec', 'promptTokens', 'generatedTokens'] as const
+
+/** Most devices one message can list; more means the value is not what we wrote. */
+const MAX_STATS_DEVICES = 64
+
+/** Serialises stats for storage; throws RangeError naming the field when one is not finite or not a string. */
+export function statsToJson(stats: MessageStats): string {
+  const problem = statsProblem(stats)
+  if (problem !== undefined) throw new RangeError(`message stats: ${problem}`)
+  // Only the known fields, in a fixed order, so extra properties of the caller's object are not stored.
+  return JSON.stringify({
+    ttftMs: stats.ttftMs,
+    prefillTokensPerSec: stats.prefillTokensPerSec,
+    decodeTokensPerSec: stats.decodeTokensPerSec,
+    promptTokens: stats.promptTokens,
+    generatedTokens: stats.generatedTokens,
+    model: stats.model,
+    devices: [...stats.devices]
+  })
+}
+
+/**
+ * Reads `stats_json`. Stats are informational, so a corrupt value (bad JSON, a missing or mistyped field)
+ * reads as null — the message shows without stats — instead of making the whole conversation unreadable.
+ */
+export function statsFromJson(text: string | null): MessageStats | null {
+  if (text === null) return null
+  const value = parseJson(text)
+  if (!isRecord(value) || statsProblem(value) !== undefined) return null
+  const { ttftMs, prefillTokensPerSec, decodeTokensPerSec, promptTokens, generatedTokens, model, devices } = value
+  // statsProblem checked these; the typeof tests narrow them for the compiler without casts.
+  if (
+    typeof ttftMs !== 'number' ||
+    typeof prefillTokensPerSec !== 'number' ||
+    typeof decodeTokensPerSec !== 'number' ||
+    typeof promptTokens !== 'number' ||
+    typeof generatedTokens !== 'number' ||
+    typeof model !== 'string' ||
+    !Array.isArray(devices)
+  ) {
+    return null
+  }
+  const deviceNames = devices.filter((d): d is string => typeof d === 'string')
+  return { ttftMs, prefillTokensPerSec, decodeTokensPerSec, promptTokens, generatedTokens, model, devices: deviceNames }
+}
+
+/** What is wrong with a stats-shaped value, or undefined when it is valid. */
+function statsProblem(value: Record<string, unknown> | MessageStats): string | undefined {
+  for (const field of NUMBER_FIELDS) {
+    const v = value[field]
+    if (typeof v !== 'number' || !Number.isFinite(v)) return `${field} must be a finite number, got ${String(v)}`
+  }
+  if (typeof value.model !== 'string') return `model must be a string, got ${typeof value.model}`
+  const devices = value.devices
+  if (!Array.isArray(devices)) return 'devices must be an array of strings'
+  if (devices.length > MAX_STATS_DEVICES) return `devices lists ${devices.length} entries (max ${MAX_STATS_DEVICES})`
+  if (!devices.every((d: unknown) => typeof d === 'string')) return 'devices must be an array of strings'
+  return undefined
+}

@@ -1,10 +1,227 @@
 /**
- * @file The one contract between the renderer and the app: the `Api` the preload exposes as `window.tandem`.
- * Types only and zero imports, so the renderer's TypeScript project can include it without seeing Node or Electron.
+ * @file The one contract between the renderer and the app: the `Api` the preload exposes as `window.tandem`,
+ * and the same calls over HTTP in browser mode. Zero imports, so the renderer's TypeScript project can include
+ * it without seeing Node or Electron. Besides types it holds only `API_METHODS`, the plain table both bridges
+ * (Electron IPC and HTTP) are generated from, so no method is wired by hand twice.
  */
 
-/** Everything the renderer may ask of the app; every call is async because it crosses a process boundary. */
-export interface Api {
-  /** The app version from package.json, e.g. `0.1.0`. */
-  version(): Promise<string>
+/** Sampling settings a conversation carries (the engine has more knobs; these are the ones the UI shows). */
+export interface SamplingSettings {
+  /** 0 = greedy */
+  readonly temperature: number
+  readonly topP: number
+  readonly maxTokens: number
 }
+
+/** A model file or folder found in one of the model folders. */
+export interface ModelEntry {
+  /** stable id: the absolute path */
+  readonly id: string
+  /** display name: file or folder name */
+  readonly name: string
+  readonly path: string
+  readonly folder: string
+  readonly format: 'gguf' | 'llama2c' | 'hf'
+  readonly sizeBytes: number
+  readonly architecture: string | null
+  readonly quantization: string | null
+  readonly parameters: number | null
+  readonly contextLength: number | null
+  readonly hasChatTemplate: boolean
+  /** why the model cannot be used (corrupt file, unsupported type…), or null */
+  readonly problem: string | null
+}
+
+export interface ModelFolder {
+  readonly path: string
+  readonly exists: boolean
+  /** added by the user (removable) or built in */
+  readonly builtIn: boolean
+}
+
+export interface ConversationSummary {
+  readonly id: string
+  readonly title: string
+  readonly modelId: string | null
+  readonly createdAtMs: number
+  readonly updatedAtMs: number
+}
+
+export interface Conversation extends ConversationSummary {
+  readonly systemPrompt: string
+  readonly sampling: SamplingSettings
+}
+
+export type MessageRole = 'system' | 'user' | 'assistant'
+export type MessageStatus = 'complete' | 'streaming' | 'stopped' | 'error'
+
+/** How one assistant message was produced. */
+export interface MessageStats {
+  readonly ttftMs: number
+  readonly prefillTokensPerSec: number
+  readonly decodeTokensPerSec: number
+  readonly promptTokens: number
+  readonly generatedTokens: number
+  /** model display name */
+  readonly model: string
+  /** devices that ran it, e.g. ["CPU"] */
+  readonly devices: readonly string[]
+}
+
+export interface Message {
+  readonly id: string
+  readonly conversationId: string
+  /** order within the conversation */
+  readonly seq: number
+  readonly role: MessageRole
+  readonly content: string
+  readonly status: MessageStatus
+  readonly error: string | null
+  readonly createdAtMs: number
+  readonly updatedAtMs: number
+  readonly stats: MessageStats | null
+}
+
+export interface ConversationDetail {
+  readonly conversation: Conversation
+  readonly messages: readonly Message[]
+}
+
+export interface SearchHit {
+  readonly conversationId: string
+  readonly title: string
+  /** a short excerpt around the match */
+  readonly snippet: string
+  /** the matching message, or null when the title matched */
+  readonly messageId: string | null
+}
+
+export type ThemeSetting = 'system' | 'light' | 'dark'
+
+export interface Settings {
+  /** folders the user added (the built-in ones are listed by models.folders) */
+  readonly modelFolders: readonly string[]
+  readonly defaultModelId: string | null
+  readonly theme: ThemeSetting
+  /** defaults for new conversations */
+  readonly sampling: SamplingSettings
+}
+
+export interface ConversationPatch {
+  readonly title?: string
+  readonly systemPrompt?: string
+  readonly modelId?: string | null
+  readonly sampling?: SamplingSettings
+}
+
+export interface SettingsPatch {
+  readonly defaultModelId?: string | null
+  readonly theme?: ThemeSetting
+  readonly sampling?: SamplingSettings
+}
+
+/** Streamed while a reply is generated. */
+export type ChatEvent =
+  | { readonly type: 'started'; readonly userMessage: Message | null; readonly assistantMessage: Message }
+  | { readonly type: 'delta'; readonly messageId: string; readonly text: string }
+
+/** Every chat call names its request so it can be stopped (chat.stop) from anywhere. */
+export interface SendRequest {
+  readonly requestId: string
+  readonly conversationId: string
+  readonly content: string
+}
+export interface RegenerateRequest {
+  readonly requestId: string
+  readonly conversationId: string
+}
+export interface EditRequest {
+  readonly requestId: string
+  readonly conversationId: string
+  /** the user message to replace; everything after it is dropped and the reply regenerated */
+  readonly messageId: string
+  readonly content: string
+}
+
+/** How errors cross the boundary (IPC or HTTP): a name the UI can switch on and a message for people. */
+export interface ApiErrorShape {
+  readonly name: string
+  readonly message: string
+}
+
+/** Everything the renderer may ask of the app. Every call is async: it crosses a process boundary. */
+export interface Api {
+  app: {
+    /** app version from package.json */
+    version(): Promise<string>
+  }
+  models: {
+    list(): Promise<ModelEntry[]>
+    folders(): Promise<ModelFolder[]>
+    addFolder(path: string): Promise<ModelFolder[]>
+    removeFolder(path: string): Promise<ModelFolder[]>
+  }
+  conversations: {
+    list(): Promise<ConversationSummary[]>
+    create(init: ConversationPatch): Promise<Conversation>
+    get(id: string): Promise<ConversationDetail>
+    update(id: string, patch: ConversationPatch): Promise<Conversation>
+    /** soft delete; `restore` undoes it for a while */
+    remove(id: string): Promise<void>
+    restore(id: string): Promise<Conversation>
+    search(query: string): Promise<SearchHit[]>
+  }
+  chat: {
+    /** adds the user message and streams the reply; resolves with the final assistant message */
+    send(request: SendRequest, onEvent: (event: ChatEvent) => void): Promise<Message>
+    regenerate(request: RegenerateRequest, onEvent: (event: ChatEvent) => void): Promise<Message>
+    edit(request: EditRequest, onEvent: (event: ChatEvent) => void): Promise<Message>
+    /** stops a running request; false when it had already finished */
+    stop(requestId: string): Promise<boolean>
+  }
+  settings: {
+    get(): Promise<Settings>
+    update(patch: SettingsPatch): Promise<Settings>
+  }
+}
+
+/**
+ * Every method as `service:method` → kind. 'call': request/response. 'stream': the last argument is an event
+ * callback; over IPC events arrive on the `stream:event` channel tagged with the request id, over HTTP as
+ * Server-Sent Events. The satisfies-clause keeps this table and `Api` in step.
+ */
+export const API_METHODS = {
+  'app:version': 'call',
+  'models:list': 'call',
+  'models:folders': 'call',
+  'models:addFolder': 'call',
+  'models:removeFolder': 'call',
+  'conversations:list': 'call',
+  'conversations:create': 'call',
+  'conversations:get': 'call',
+  'conversations:update': 'call',
+  'conversations:remove': 'call',
+  'conversations:restore': 'call',
+  'conversations:search': 'call',
+  'chat:send': 'stream',
+  'chat:regenerate': 'stream',
+  'chat:edit': 'stream',
+  'chat:stop': 'call',
+  'settings:get': 'call',
+  'settings:update': 'call'
+} as const satisfies { readonly [K in ApiChannel]: 'call' | 'stream' }
+
+/** `service:method` names derived from Api. */
+export type ApiChannel = {
+  [S in keyof Api]: `${S & string}:${keyof Api[S] & string}`
+}[keyof Api]
+
+/** Limits the UI and both bridges agree on. */
+export const API_LIMITS = {
+  /** one message (characters) */
+  maxMessageChars: 1_000_000,
+  maxTitleChars: 500,
+  maxSystemPromptChars: 100_000,
+  maxSearchChars: 500,
+  maxPathChars: 4096
+} as const

@@ -14,26 +14,26 @@ if (file === undefined || conversationId === undefined || send === undefined) {
 }
 
 const store = openStore(file)
-const ack = (a: CrashAck): void => {
+/** Reports a committed write, then yields like a service awaiting its next token (this also flushes IPC). */
+const ack = async (a: CrashAck): Promise<void> => {
   send(a)
+  await tick()
 }
 
 for (let i = 0; ; i++) {
   const question = crashContent(i, 'u')
   const q = store.messages.append({ conversationId, role: 'user', content: question })
-  ack({ id: q.id, i, tag: 'u', length: question.length, done: true })
+  await ack({ id: q.id, i, tag: 'u', length: question.length, done: true })
 
   const answer = crashContent(i, 'a')
   const reply = store.messages.append({ conversationId, role: 'assistant', status: 'streaming' })
-  ack({ id: reply.id, i, tag: 'a', length: 0, done: false })
+  await ack({ id: reply.id, i, tag: 'a', length: 0, done: false })
   let start = 0
   for (const end of chunkEnds(answer)) {
     store.messages.appendContent(reply.id, answer.slice(start, end))
-    ack({ id: reply.id, i, tag: 'a', length: end, done: false })
+    await ack({ id: reply.id, i, tag: 'a', length: end, done: false })
     start = end
   }
   store.messages.update(reply.id, { status: 'complete' })
-  ack({ id: reply.id, i, tag: 'a', length: answer.length, done: true })
-  // Like a service, write between awaits; this also lets the IPC channel flush.
-  await tick()
+  await ack({ id: reply.id, i, tag: 'a', length: answer.length, done: true })
 }

@@ -89,7 +89,6 @@ describe('crash safety', () => {
       expect(store.db.pragma('foreign_key_check')).toEqual([])
 
       const messages = store.messages.list(conversationId)
-      console.log('DIAG', acked.size, messages.length, messages.at(-1)?.status, messages.at(-1)?.content.length)
       const byId = new Map(messages.map((m) => [m.id, m]))
       for (const a of acked.values()) {
         const m = byId.get(a.id)

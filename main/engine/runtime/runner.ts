@@ -46,9 +46,9 @@ const DISPOSE_EXIT_TIMEOUT_MS = 5000
  * Starts the worker script. From source (`.ts`, tests and the tsx CLI) the worker must load TypeScript:
  * Node 20 ignores `--import tsx/esm` in a Worker's execArgv for the entry module ("Unknown file
  * extension .ts"), so a two-line eval bootstrap registers tsx's ESM hooks in the worker and then imports
- * worker.ts. Built (`.js`), the worker file is started directly.
+ * worker.ts. Built (`.js`), the worker file is started directly. Low level: createRunner wraps it.
  */
-function startWorker(init: WorkerInit): Worker {
+export function startModelWorker(init: WorkerInit): Worker {
   const self = import.meta.url
   if (self.endsWith('.ts')) {
     const tsxApi = import.meta.resolve('tsx/esm/api')
@@ -85,7 +85,7 @@ export async function createRunner(modelPath: string, options: RunnerOptions = {
     threads: options.threads,
     maxContext: options.maxContext
   }
-  const worker = startWorker(init)
+  const worker = startModelWorker(init)
   const pending = new Map<number, Pending>()
   let nextId = 1
   let exitError: Error | null = null

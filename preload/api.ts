@@ -223,5 +223,13 @@ export const API_LIMITS = {
   maxTitleChars: 500,
   maxSystemPromptChars: 100_000,
   maxSearchChars: 500,
-  maxPathChars: 4096
+  maxPathChars: 4096,
+  /** conversation, message and request ids */
+  maxIdChars: 200,
+  /** user-added model folders */
+  maxModelFolders: 64,
+  /** sampling.temperature range is [0, maxTemperature] */
+  maxTemperature: 2,
+  /** sampling.maxTokens range is [1, maxReplyTokens] */
+  maxReplyTokens: 32_768
 } as const

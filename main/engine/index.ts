@@ -10,8 +10,8 @@ export {
   type Tokenizer
 } from './model'
 export { TextModel, type ChatMessage, type OpenModelOptions } from './runtime/text-model'
+export { ContextOverflowError } from './runtime'
 export {
-  ContextOverflowError,
   type Generation,
   type GenerationEvent,
   type GenerationResult,

@@ -19,6 +19,9 @@ export type Stmt = Database.Statement<unknown[], unknown>
  */
 export const BUSY_TIMEOUT_MS = 5000
 
+/** Size the -wal file is truncated back to after checkpoints; it is deleted entirely on close. */
+export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024
+
 /** Every SQLite 3 file starts with these 16 bytes (sqlite.org/fileformat.html §1.3). */
 const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1')
 
@@ -108,11 +111,15 @@ function configure(db: Db, file: string): void {
   // and an fsync per token would be far costlier than that risk is worth for chat history.
   db.pragma('synchronous = NORMAL')
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`)
+  // After a checkpoint, shrink a -wal file that one big write (a multi-MB message) grew.
+  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`)
 }
 
 /** Applies each migration above the file's version, one transaction each (schema change + version bump). */
 function migrate(db: Db, file: string, migrations: readonly Migration[]): void {
+  const startVersion = schemaVersion(db, file)
   for (const m of migrations) {
+    if (m.version <= startVersion) continue
     // IMMEDIATE takes the write lock before reading the version, so two processes opening the same new
     // file cannot both apply a migration: the second waits, then sees the version already bumped.
     const apply = db.transaction(() => {

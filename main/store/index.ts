@@ -8,7 +8,7 @@ import { MessageStore } from './messages'
 import { SettingsStore } from './settings'
 import type { StoreOptions } from './types'
 
-export { BUSY_TIMEOUT_MS, openDatabase, schemaVersion, type Db, type Stmt } from './database'
+export { BUSY_TIMEOUT_MS, openDatabase, WAL_SIZE_LIMIT_BYTES, schemaVersion, type Db, type Stmt } from './database'
 export { StoreDataError, StoreNotFoundError, StoreOpenError, StoreSchemaTooNewError } from './errors'
 export { checkMigrations, LATEST_SCHEMA_VERSION, MIGRATIONS, type Migration } from './migrations'
 export { ConversationStore } from './conversations'
@@ -24,7 +24,7 @@ export interface Store {
   readonly conversations: ConversationStore
   readonly messages: MessageStore
   readonly settings: SettingsStore
-  /** Closes the connection (SQLite checkpoints the WAL into the main file); further calls throw. */
+  /** Closes the connection (SQLite checkpoints the WAL into the main file); calling it again is a no-op. */
   close(): void
 }
 

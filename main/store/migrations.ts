@@ -63,6 +63,16 @@ CREATE TABLE messages (
 ) STRICT;
 CREATE INDEX messages_streaming ON messages (status) WHERE status = 'streaming';
 
+-- Text streamed into a message, one row per appendContent, folded into messages.content when the message
+-- leaves 'streaming'. Appending to messages.content directly would rewrite the whole (growing) row on every
+-- token: O(length) per token and O(length²) bytes written per reply.
+CREATE TABLE message_chunks (
+  message_n INTEGER NOT NULL REFERENCES messages (n) ON DELETE CASCADE,
+  k INTEGER NOT NULL,
+  text TEXT NOT NULL,
+  PRIMARY KEY (message_n, k)
+) STRICT, WITHOUT ROWID;
+
 CREATE TABLE settings (
   key TEXT PRIMARY KEY,
   value_json TEXT NOT NULL CHECK (json_valid(value_json))

@@ -4,7 +4,8 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest'
 import { loadModel, type LoadedModel } from '../../main/engine/model'
-import { ContextOverflowError, Generator } from '../../main/engine/runtime/generate'
+import { Generator } from '../../main/engine/runtime/generate'
+import { ContextOverflowError } from '../../main/engine/runtime/errors'
 import { sharedModel } from '../helpers/paths'
 import { ReferenceRunner } from '../helpers/reference-runner'
 import { PUBLISHED_STORIES260K_IDS } from '../helpers/published'

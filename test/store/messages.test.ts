@@ -25,13 +25,16 @@ function bigText(length: number, seed: number): string {
   let out = ''
   let x = seed
   while (out.length < length) {
-    x = (x * 1103515245 + 12345) >>> 0
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0
     out += pieces[x % pieces.length]
   }
   // Cut at a whole code point so the string stays valid UTF-16.
   out = out.slice(0, length)
   return /[\uD800-\uDBFF]$/.test(out) ? out.slice(0, -1) + 'x' : out
 }
+
+/** Rows in message_chunks: streamed text not yet folded into its message. */
+const chunkRows = (): unknown => f.store.db.prepare('SELECT COUNT(*) FROM message_chunks').pluck().get()
 
 describe('MessageStore', () => {
   it('appends in seq order per conversation and lists in that order', () => {
@@ -73,22 +76,49 @@ describe('MessageStore', () => {
       messages.appendContent(reply.id, t)
     }
     expect(messages.get(reply.id)?.content).toBe(tokens.join(''))
-    expect(messages.get(reply.id)?.updatedAtMs).toBe(reply.createdAtMs + tokens.length)
-    messages.setContent(reply.id, 'Once upon a time')
+    expect(messages.list(c.id)[0].content).toBe(tokens.join(''))
+    messages.setContent(reply.id, 'Once upon a')
+    expect(messages.get(reply.id)?.content).toBe('Once upon a')
+    messages.appendContent(reply.id, ' time')
     expect(messages.get(reply.id)?.content).toBe('Once upon a time')
 
     f.clock.advance(10)
     const done = messages.update(reply.id, { status: 'complete', stats: STATS })
     expect(done).toMatchObject({ status: 'complete', stats: STATS, content: 'Once upon a time', error: null })
+    expect(done.updatedAtMs).toBe(f.clock.now())
+    expect(chunkRows()).toBe(0) // folded into content
     expect(f.store.conversations.get(c.id)?.updatedAtMs).toBe(f.clock.now())
 
     const failed = messages.update(reply.id, { status: 'error', error: 'device lost' })
     expect(failed).toMatchObject({ status: 'error', error: 'device lost', stats: STATS })
     expect(messages.update(reply.id, { error: null, stats: null })).toMatchObject({ status: 'error', error: null, stats: null })
 
+    // Not streaming any more: appends go straight into content (and the search index).
+    messages.appendContent(reply.id, '!')
+    expect(messages.get(reply.id)?.content).toBe('Once upon a time!')
+    expect(chunkRows()).toBe(0)
+
     expect(() => messages.appendContent('nope', 'x')).toThrow(StoreNotFoundError)
     expect(() => messages.setContent('nope', 'x')).toThrow(StoreNotFoundError)
     expect(() => messages.update('nope', { status: 'complete' })).toThrow(StoreNotFoundError)
+  })
+
+  it('drops unfolded chunks when content is replaced or the message deleted', () => {
+    const { conversations, messages } = f.store
+    const c = conversations.create()
+    const a = messages.append({ conversationId: c.id, role: 'assistant', status: 'streaming', content: 'start ' })
+    messages.appendContent(a.id, 'draft one')
+    expect(messages.update(a.id, { content: 'final', status: 'complete' }).content).toBe('final')
+    expect(chunkRows()).toBe(0)
+    const b = messages.append({ conversationId: c.id, role: 'assistant', status: 'streaming' })
+    messages.appendContent(b.id, 'x')
+    messages.appendContent(b.id, 'y')
+    expect(messages.update(b.id, { stats: STATS })).toMatchObject({ status: 'streaming', content: 'xy', stats: STATS })
+    messages.appendContent(b.id, 'z')
+    expect(chunkRows()).toBe(1)
+    messages.deleteAfter(c.id, a.seq)
+    expect(chunkRows()).toBe(0)
+    expect(messages.list(c.id).map((m) => m.content)).toEqual(['final'])
   })
 
   it('refuses stats with non-finite numbers and reads corrupt stats_json as null', () => {
@@ -130,11 +160,14 @@ describe('MessageStore', () => {
   it('markInterrupted turns leftover streaming messages into stopped ones', () => {
     const { conversations, messages } = f.store
     const c = conversations.create()
-    const a = messages.append({ conversationId: c.id, role: 'assistant', status: 'streaming', content: 'half a rep' })
+    const a = messages.append({ conversationId: c.id, role: 'assistant', status: 'streaming', content: 'half' })
+    messages.appendContent(a.id, ' a rep')
     const b = messages.append({ conversationId: c.id, role: 'user', content: 'done' })
     const again = f.reopen()
+    expect(again.messages.get(a.id)?.content).toBe('half a rep')
     expect(again.messages.markInterrupted()).toBe(1)
-    expect(again.messages.get(a.id)?.status).toBe('stopped')
+    expect(again.messages.get(a.id)).toMatchObject({ status: 'stopped', content: 'half a rep' })
+    expect(chunkRows()).toBe(0)
     expect(again.messages.get(b.id)?.status).toBe('complete')
     expect(again.messages.markInterrupted()).toBe(0)
   })
@@ -151,7 +184,7 @@ describe('MessageStore', () => {
     const { conversations, messages } = f.store
     const c = conversations.create()
     const big = bigText(200_000, 1)
-    const huge = bigText(3 * 1024 * 1024, 2) // ~3 Mi UTF-16 units, more bytes as UTF-8
+    const huge = bigText(2 * 1024 * 1024, 2) // 2 Mi UTF-16 units, ~2.8 MB as UTF-8
     const m1 = messages.append({ conversationId: c.id, role: 'user', content: big })
     const m2 = messages.append({ conversationId: c.id, role: 'assistant', content: huge })
     const streamed = messages.append({ conversationId: c.id, role: 'assistant', status: 'streaming' })

@@ -4,7 +4,7 @@
  * along K), scales [N·nBlocks] and optional zero points; value = (code − zeroPoint) · scale.
  * Each packer reproduces exactly the float32 values ggml's dequantize_row_* (our `dequantizeRows`) gives.
  */
-import type { Tensor } from '../model'
+import { f16ToF32, type Tensor } from '../model'
 
 /** A weight in MatMulNBits form for a matrix of N output rows and K inputs. */
 export interface NBitsWeight {
@@ -38,18 +38,9 @@ function requireBytes(t: Tensor, bytes: Uint8Array, needed: number): void {
   if (bytes.length < needed) throw new RangeError(`${t.name}: ${bytes.length} bytes of block data, shape needs ${needed}`)
 }
 
-/**
- * IEEE half at byte p (little-endian) -> number, exact. (tensor.ts has the same decoder as `f16ToF32`,
- * but the model barrel does not export it; swap to it once it does.)
- */
+/** IEEE half at byte p (little-endian) -> number. */
 function f16At(b: Uint8Array, p: number): number {
-  const h = b[p] | (b[p + 1] << 8)
-  const sign = h & 0x8000 ? -1 : 1
-  const exp = (h >>> 10) & 0x1f
-  const mant = h & 0x3ff
-  if (exp === 0) return sign * mant * 2 ** -24
-  if (exp === 31) return mant === 0 ? sign * Infinity : NaN
-  return sign * (1 + mant / 1024) * 2 ** (exp - 15)
+  return f16ToF32(b[p] | (b[p + 1] << 8))
 }
 
 /** Q8_0 (34-byte blocks: f16 d, 32 × int8): codes q+128 with the default zero point 128. */

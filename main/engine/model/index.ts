@@ -25,5 +25,5 @@ export type { DecodeOptions, EncodeOptions, GgufVocab, Tokenizer } from './token
 export { createDetokenizer, type Detokenizer } from './tokenizer/incremental'
 export { ChatTemplateError, renderChatTemplate, type ChatMessage, type ChatTemplateOptions } from './chat-template'
 export { ropeInvFreq, ropePair } from './rope'
-export { dequantizeRows, tensorToFloat32 } from './tensor'
+export { dequantizeRows, f16ToF32, tensorToFloat32 } from './tensor'
 export { createReferenceState, referenceForward, type ReferenceState } from './reference'

@@ -4,6 +4,7 @@
  * starts with tokens already in the cache (the common case in a chat).
  */
 import { createDetokenizer, type Tokenizer } from '../model'
+import { ContextOverflowError } from './errors'
 import { createSampler, DEFAULT_SAMPLING, type SamplingOptions } from './sampler'
 import { StopStringFilter } from './stop-text'
 
@@ -52,17 +53,6 @@ export interface GenerationResult {
   readonly promptTokens: readonly number[]
   readonly stopReason: StopReason
   readonly stats: GenerationStats
-}
-
-/** A prompt longer than the model's context (or the runner's) cannot be processed. */
-export class ContextOverflowError extends Error {
-  override readonly name = 'ContextOverflowError'
-  constructor(
-    readonly tokens: number,
-    readonly contextLength: number
-  ) {
-    super(`prompt is ${tokens} tokens but the context holds ${contextLength}; shorten the prompt or start a new conversation`)
-  }
 }
 
 /** One streamed generation; iterate it once, then read `result`. */
@@ -208,7 +198,11 @@ export class Generator {
 
 function validateRequest(r: GenerateRequest, contextLength: number): void {
   if (r.promptIds.length === 0) throw new RangeError('the prompt is empty: it needs at least one token (e.g. BOS)')
-  if (r.promptIds.length >= contextLength) throw new ContextOverflowError(r.promptIds.length, contextLength)
+  if (r.promptIds.length >= contextLength) {
+    throw new ContextOverflowError(
+      `the prompt is ${r.promptIds.length} tokens but the context holds ${contextLength}; shorten it or start a new conversation`
+    )
+  }
   if (!Number.isInteger(r.maxTokens) || r.maxTokens < 1) throw new RangeError('maxTokens must be an integer ≥ 1')
   const chunk = r.prefillChunkTokens ?? 128
   if (!Number.isInteger(chunk) || chunk < 1) throw new RangeError('prefillChunkTokens must be an integer ≥ 1')

@@ -231,6 +231,8 @@ export function createSpmTokenizer(vocab: GgufVocab, extraStopIds: readonly numb
           prevSpecial = true
           continue
         }
+        // Empty text has no pieces at all (llama.cpp yields only BOS for ""), not a lone dummy prefix.
+        if (f.text.length === 0) continue
         tokenizeRaw(vocab.addSpacePrefix && prevSpecial ? ' ' + f.text : f.text, out)
         prevSpecial = false
       }

@@ -1,0 +1,182 @@
+/**
+ * @file Hand-written validators for every channel's arguments, typed by ApiArgs so each must produce
+ * exactly what `Api` declares. Requests arrive from another process (renderer) or the network (HTTP), so
+ * nothing is trusted: shapes, unknown keys, string lengths (API_LIMITS) and number ranges are all checked,
+ * and every failure is a ValidationError naming the channel and field.
+ */
+import {
+  API_LIMITS,
+  type ApiChannel,
+  type ConversationPatch,
+  type EditRequest,
+  type RegenerateRequest,
+  type SamplingSettings,
+  type SendRequest,
+  type SettingsPatch,
+  type ThemeSetting
+} from '../../preload/api'
+import type { ApiArgs } from './api-types'
+import { invalid } from './errors'
+
+/** One validator per channel: raw arguments (unknown) in, typed arguments out, or a ValidationError. */
+export type ApiValidators = { readonly [C in ApiChannel]: (args: unknown) => ApiArgs<C> }
+
+/** Themes the settings accept. */
+export const THEMES: readonly ThemeSetting[] = Object.freeze(['system', 'light', 'dark'])
+
+/** True for a plain object (not null, not an array); narrows so fields can be read as unknown. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** The arguments array, which must have exactly `count` entries. */
+function argList(args: unknown, count: number): readonly unknown[] {
+  if (!Array.isArray(args)) throw invalid('arguments must be an array')
+  if (args.length !== count) throw invalid(`expected ${count} argument${count === 1 ? '' : 's'}, got ${args.length}`)
+  return args
+}
+
+/** An object whose keys are all in `allowed` (so a typo is an error, not a silently ignored field). */
+function object(value: unknown, field: string, allowed: readonly string[]): Record<string, unknown> {
+  if (!isRecord(value)) throw invalid(`${field} must be an object`)
+  for (const key of Object.keys(value)) {
+    if (!allowed.includes(key)) throw invalid(`${field} has an unknown field "${key.slice(0, 50)}"`)
+  }
+  return value
+}
+
+/** A string of at most `maxChars` characters. */
+export function text(value: unknown, field: string, maxChars: number): string {
+  if (typeof value !== 'string') throw invalid(`${field} must be a string`)
+  if (value.length > maxChars) throw invalid(`${field} is ${value.length} characters long; the limit is ${maxChars}`)
+  return value
+}
+
+/** A non-empty id without control characters. */
+export function id(value: unknown, field: string): string {
+  const s = text(value, field, API_LIMITS.maxIdChars)
+  // eslint-disable-next-line no-control-regex -- ids are printable; a control character means garbage input
+  if (s === '' || /[\u0000-\u001f]/.test(s)) throw invalid(`${field} must be a non-empty id`)
+  return s
+}
+
+/** A non-empty path without NUL bytes (which every file API would reject less clearly). */
+export function path(value: unknown, field: string): string {
+  const s = text(value, field, API_LIMITS.maxPathChars)
+  if (s.trim() === '' || s.includes('\u0000')) throw invalid(`${field} must be a non-empty path`)
+  return s
+}
+
+/** A number in [min, max]; `integer` additionally requires a whole number. */
+function numberIn(value: unknown, field: string, min: number, max: number, integer = false): number {
+  const ok = typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max
+  if (!ok || (integer && !Number.isInteger(value))) {
+    throw invalid(`${field} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}`)
+  }
+  return value
+}
+
+/** A message's text: within the limit and not blank. */
+export function messageContent(value: unknown, field: string): string {
+  const s = text(value, field, API_LIMITS.maxMessageChars)
+  if (s.trim() === '') throw invalid('The message is empty: type something to send.')
+  return s
+}
+
+/** Sampling settings with every field present and in range. */
+export function samplingSettings(value: unknown, field = 'sampling'): SamplingSettings {
+  const o = object(value, field, ['temperature', 'topP', 'maxTokens'])
+  return {
+    temperature: numberIn(o.temperature, `${field}.temperature`, 0, API_LIMITS.maxTemperature),
+    // topP 0 would keep no token at all; the smallest meaningful value is a tiny positive mass.
+    topP: numberIn(o.topP, `${field}.topP`, Number.MIN_VALUE, 1),
+    maxTokens: numberIn(o.maxTokens, `${field}.maxTokens`, 1, API_LIMITS.maxReplyTokens, true)
+  }
+}
+
+/** A model id (absolute path) or null for "the default model". */
+function modelIdOrNull(value: unknown, field: string): string | null {
+  return value === null ? null : path(value, field)
+}
+
+/** A theme setting. */
+export function theme(value: unknown, field = 'theme'): ThemeSetting {
+  const found = THEMES.find((t) => t === value)
+  if (found === undefined) throw invalid(`${field} must be one of ${THEMES.join(', ')}`)
+  return found
+}
+
+function conversationPatch(value: unknown, field: string): ConversationPatch {
+  const o = object(value, field, ['title', 'systemPrompt', 'modelId', 'sampling'])
+  return {
+    ...(o.title !== undefined && { title: text(o.title, `${field}.title`, API_LIMITS.maxTitleChars) }),
+    ...(o.systemPrompt !== undefined && {
+      systemPrompt: text(o.systemPrompt, `${field}.systemPrompt`, API_LIMITS.maxSystemPromptChars)
+    }),
+    ...(o.modelId !== undefined && { modelId: modelIdOrNull(o.modelId, `${field}.modelId`) }),
+    ...(o.sampling !== undefined && { sampling: samplingSettings(o.sampling, `${field}.sampling`) })
+  }
+}
+
+function settingsPatch(value: unknown, field: string): SettingsPatch {
+  const o = object(value, field, ['defaultModelId', 'theme', 'sampling'])
+  return {
+    ...(o.defaultModelId !== undefined && { defaultModelId: modelIdOrNull(o.defaultModelId, `${field}.defaultModelId`) }),
+    ...(o.theme !== undefined && { theme: theme(o.theme, `${field}.theme`) }),
+    ...(o.sampling !== undefined && { sampling: samplingSettings(o.sampling, `${field}.sampling`) })
+  }
+}
+
+function sendRequest(value: unknown): SendRequest {
+  const o = object(value, 'request', ['requestId', 'conversationId', 'content'])
+  return {
+    requestId: id(o.requestId, 'request.requestId'),
+    conversationId: id(o.conversationId, 'request.conversationId'),
+    content: messageContent(o.content, 'request.content')
+  }
+}
+
+function regenerateRequest(value: unknown): RegenerateRequest {
+  const o = object(value, 'request', ['requestId', 'conversationId'])
+  return { requestId: id(o.requestId, 'request.requestId'), conversationId: id(o.conversationId, 'request.conversationId') }
+}
+
+function editRequest(value: unknown): EditRequest {
+  const o = object(value, 'request', ['requestId', 'conversationId', 'messageId', 'content'])
+  return {
+    requestId: id(o.requestId, 'request.requestId'),
+    conversationId: id(o.conversationId, 'request.conversationId'),
+    messageId: id(o.messageId, 'request.messageId'),
+    content: messageContent(o.content, 'request.content')
+  }
+}
+
+const none = (args: unknown): [] => {
+  argList(args, 0)
+  return []
+}
+
+/** The validators, one per channel; the mapped type makes a missing or mistyped entry a compile error. */
+export const API_VALIDATORS: ApiValidators = {
+  'app:version': none,
+  'models:list': none,
+  'models:folders': none,
+  'models:addFolder': (args) => [path(argList(args, 1)[0], 'path')],
+  'models:removeFolder': (args) => [path(argList(args, 1)[0], 'path')],
+  'conversations:list': none,
+  'conversations:create': (args) => [conversationPatch(argList(args, 1)[0], 'init')],
+  'conversations:get': (args) => [id(argList(args, 1)[0], 'id')],
+  'conversations:update': (args) => {
+    const [convId, patch] = argList(args, 2)
+    return [id(convId, 'id'), conversationPatch(patch, 'patch')]
+  },
+  'conversations:remove': (args) => [id(argList(args, 1)[0], 'id')],
+  'conversations:restore': (args) => [id(argList(args, 1)[0], 'id')],
+  'conversations:search': (args) => [text(argList(args, 1)[0], 'query', API_LIMITS.maxSearchChars)],
+  'chat:send': (args) => [sendRequest(argList(args, 1)[0])],
+  'chat:regenerate': (args) => [regenerateRequest(argList(args, 1)[0])],
+  'chat:edit': (args) => [editRequest(argList(args, 1)[0])],
+  'chat:stop': (args) => [id(argList(args, 1)[0], 'requestId')],
+  'settings:get': none,
+  'settings:update': (args) => [settingsPatch(argList(args, 1)[0], 'patch')]
+}

@@ -1,0 +1,151 @@
+/**
+ * @file Conversations as the API shows them: the store's rows turned into contract types (sampling
+ * validated over the settings' defaults, search snippets flattened to text), soft delete with restore.
+ */
+import type {
+  Conversation,
+  ConversationDetail,
+  ConversationPatch,
+  ConversationSummary,
+  Message,
+  SearchHit
+} from '../../preload/api'
+import type { Conversation as StoredConversation, Message as StoredMessage, Store } from '../store'
+import { samplingSettings } from './api-validate'
+import { ApiError } from './errors'
+import type { SettingsService } from './settings-service'
+
+/** How long a deleted conversation can be restored before startup purges it. */
+export const DELETED_RETENTION_MS = 7 * 24 * 3600 * 1000
+
+/** Most search hits returned at once. */
+const SEARCH_LIMIT = 50
+
+/** A stored message as the API shows it. */
+export function toApiMessage(m: StoredMessage): Message {
+  return {
+    id: m.id,
+    conversationId: m.conversationId,
+    seq: m.seq,
+    role: m.role,
+    content: m.content,
+    status: m.status,
+    error: m.error,
+    createdAtMs: m.createdAtMs,
+    updatedAtMs: m.updatedAtMs,
+    stats: m.stats === null ? null : { ...m.stats, devices: [...m.stats.devices] }
+  }
+}
+
+/** Conversation operations; synchronous, like the store under them. */
+export class ConversationsService {
+  constructor(
+    private readonly store: Pick<Store, 'conversations' | 'messages'>,
+    private readonly settings: SettingsService
+  ) {}
+
+  /** Conversations not deleted, most recently updated first. */
+  list(): ConversationSummary[] {
+    return this.store.conversations.list().map((c) => ({
+      id: c.id,
+      title: c.title,
+      modelId: c.modelId,
+      createdAtMs: c.createdAtMs,
+      updatedAtMs: c.updatedAtMs
+    }))
+  }
+
+  /** A new conversation; unset fields come from the settings (model, sampling). */
+  create(init: ConversationPatch): Conversation {
+    const s = this.settings.get()
+    const stored = this.store.conversations.create({
+      title: init.title ?? '',
+      systemPrompt: init.systemPrompt ?? '',
+      modelId: init.modelId === undefined ? s.defaultModelId : init.modelId,
+      sampling: init.sampling ?? s.sampling
+    })
+    return this.toApi(stored)
+  }
+
+  /** The conversation and its messages in order. */
+  get(id: string): ConversationDetail {
+    return { conversation: this.require(id), messages: this.messages(id) }
+  }
+
+  /** Applies the fields present in `patch`. */
+  update(id: string, patch: ConversationPatch): Conversation {
+    this.require(id)
+    const c = this.store.conversations
+    if (patch.title !== undefined) c.rename(id, patch.title)
+    if (patch.systemPrompt !== undefined) c.setSystemPrompt(id, patch.systemPrompt)
+    if (patch.modelId !== undefined) c.setModel(id, patch.modelId)
+    if (patch.sampling !== undefined) c.setSampling(id, patch.sampling)
+    return this.require(id)
+  }
+
+  /** Soft delete: hidden from list and search until restored or purged. */
+  remove(id: string): void {
+    this.store.conversations.softDelete(id)
+  }
+
+  /** Undoes remove. */
+  restore(id: string): Conversation {
+    this.store.conversations.restore(id)
+    return this.require(id)
+  }
+
+  /** Full-text search over titles and messages; snippets as plain text. */
+  search(query: string): SearchHit[] {
+    return this.store.conversations.search(query, SEARCH_LIMIT).map((h) => ({
+      conversationId: h.conversationId,
+      title: h.title,
+      messageId: h.messageId,
+      snippet: h.snippet.map((part) => part.text).join('')
+    }))
+  }
+
+  /** A conversation that exists and is not deleted, or NotFoundError. */
+  require(id: string): Conversation {
+    const c = this.store.conversations.get(id)
+    if (c === undefined) throw new ApiError('NotFoundError', `Conversation ${id} not found.`)
+    if (c.deletedAtMs !== null) throw new ApiError('NotFoundError', `Conversation ${id} was deleted.`)
+    return this.toApi(c)
+  }
+
+  /** Messages of a conversation in order. */
+  messages(id: string): Message[] {
+    return this.store.messages.list(id).map(toApiMessage)
+  }
+
+  /** Purges conversations deleted longer ago than DELETED_RETENTION_MS; returns how many. */
+  purgeDeleted(): number {
+    return this.store.conversations.purgeDeleted(DELETED_RETENTION_MS)
+  }
+
+  private toApi(c: StoredConversation): Conversation {
+    const defaults = this.settings.sampling()
+    let sampling = defaults
+    try {
+      // Stored overrides are any JSON object; take the known fields and fall back to defaults when invalid.
+      const picked = { ...defaults, ...pick(c.sampling, ['temperature', 'topP', 'maxTokens']) }
+      sampling = samplingSettings(picked)
+    } catch {
+      sampling = defaults
+    }
+    return {
+      id: c.id,
+      title: c.title,
+      modelId: c.modelId,
+      createdAtMs: c.createdAtMs,
+      updatedAtMs: c.updatedAtMs,
+      systemPrompt: c.systemPrompt,
+      sampling
+    }
+  }
+}
+
+function pick(o: Readonly<Record<string, unknown>>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const k of keys) if (o[k] !== undefined) out[k] = o[k]
+  return out
+}

@@ -1,0 +1,73 @@
+/**
+ * @file The errors services raise for callers, and the one conversion of any thrown value into the
+ * `{ name, message }` shape that crosses IPC and HTTP. Names are a fixed set the UI can switch on.
+ */
+import { ContextOverflowError, ModelFormatError } from '../engine'
+import { StoreNotFoundError } from '../store'
+import type { ApiErrorShape } from '../../preload/api'
+
+/** Every error name that crosses the boundary. */
+export type ApiErrorName =
+  /** the request's arguments are malformed or out of range (nothing was changed) */
+  | 'ValidationError'
+  /** no such `service:method` */
+  | 'UnknownMethodError'
+  /** a conversation, message or model that does not exist (or was deleted) */
+  | 'NotFoundError'
+  /** no usable model: the user must add a models folder in Settings */
+  | 'NoModelError'
+  /** the model file could not be opened or run */
+  | 'ModelError'
+  /** the conversation does not fit in the model's context */
+  | 'ContextOverflowError'
+  /** the conversation already has a reply being generated */
+  | 'BusyError'
+  /** the app is shutting down */
+  | 'ShutdownError'
+  /** a bug: an exception nobody expected */
+  | 'InternalError'
+
+/** An error meant for the user, with a name from ApiErrorName. */
+export class ApiError extends Error {
+  constructor(
+    override readonly name: ApiErrorName,
+    message: string,
+    options?: { cause?: unknown }
+  ) {
+    super(message, options)
+  }
+
+  /** The plain `{ name, message }` that crosses IPC and HTTP. */
+  toShape(): ApiErrorShape {
+    return { name: this.name, message: this.message }
+  }
+}
+
+/** Shorthand for a ValidationError. */
+export function invalid(message: string): ApiError {
+  return new ApiError('ValidationError', message)
+}
+
+/** Engine errors whose name is meaningful to the UI as is (they may come from a worker, so match by name). */
+const PASSTHROUGH_NAMES: ReadonlySet<string> = new Set(['ContextOverflowError'])
+
+/**
+ * Any thrown value as an ApiError: ours pass through, known library errors get their API name, and anything
+ * else becomes an InternalError (its message kept, since it is a local app and the message helps the user).
+ */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err
+  if (err instanceof StoreNotFoundError) return new ApiError('NotFoundError', err.message, { cause: err })
+  if (err instanceof ContextOverflowError) return new ApiError('ContextOverflowError', err.message, { cause: err })
+  if (err instanceof ModelFormatError) return new ApiError('ModelError', err.message, { cause: err })
+  if (err instanceof Error) {
+    if (PASSTHROUGH_NAMES.has(err.name)) return new ApiError('ContextOverflowError', err.message, { cause: err })
+    return new ApiError('InternalError', err.message || err.name, { cause: err })
+  }
+  return new ApiError('InternalError', String(err))
+}
+
+/** The message of any thrown value (for logs and stored message errors). */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}

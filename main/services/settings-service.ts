@@ -1,0 +1,85 @@
+/**
+ * @file App settings over the store's key-value table: each key has a validator and a default, so a
+ * missing, corrupt or out-of-range stored value reads as the default instead of breaking the app.
+ */
+import { resolve } from 'node:path'
+import { API_LIMITS, type SamplingSettings, type Settings, type SettingsPatch, type ThemeSetting } from '../../preload/api'
+import type { SettingsStore } from '../store'
+import { path, samplingSettings, theme } from './api-validate'
+import { invalid } from './errors'
+
+/** Sampling for new conversations until the user changes it. */
+export const DEFAULT_SAMPLING_SETTINGS: SamplingSettings = Object.freeze({ temperature: 0.7, topP: 0.95, maxTokens: 256 })
+
+/** Settings table keys. */
+const KEYS = {
+  modelFolders: 'modelFolders',
+  defaultModelId: 'defaultModelId',
+  theme: 'theme',
+  sampling: 'sampling'
+} as const
+
+function folderList(value: unknown): string[] {
+  if (!Array.isArray(value)) throw invalid('modelFolders must be an array')
+  if (value.length > API_LIMITS.maxModelFolders) throw invalid(`at most ${API_LIMITS.maxModelFolders} model folders`)
+  return value.map((v, i) => path(v, `modelFolders[${i}]`))
+}
+
+function modelIdOrNull(value: unknown): string | null {
+  return value === null ? null : path(value, 'defaultModelId')
+}
+
+/** Reads and writes Settings; synchronous (the store is). */
+export class SettingsService {
+  constructor(private readonly store: SettingsStore) {}
+
+  /** The current settings, defaults filled in. */
+  get(): Settings {
+    return {
+      modelFolders: this.modelFolders(),
+      defaultModelId: this.store.getOr(KEYS.defaultModelId, modelIdOrNull, null),
+      theme: this.store.getOr<ThemeSetting>(KEYS.theme, (v) => theme(v), 'system'),
+      sampling: this.sampling()
+    }
+  }
+
+  /** Applies a validated patch and returns the new settings. */
+  update(patch: SettingsPatch): Settings {
+    if (patch.defaultModelId !== undefined) this.store.set(KEYS.defaultModelId, patch.defaultModelId, modelIdOrNull)
+    if (patch.theme !== undefined) this.store.set(KEYS.theme, patch.theme, (v) => theme(v))
+    if (patch.sampling !== undefined) this.store.set(KEYS.sampling, patch.sampling, (v) => samplingSettings(v))
+    return this.get()
+  }
+
+  /** Sampling defaults for new conversations. */
+  sampling(): SamplingSettings {
+    return this.store.getOr(KEYS.sampling, (v) => samplingSettings(v), DEFAULT_SAMPLING_SETTINGS)
+  }
+
+  /** Folders the user added, absolute, in the order added. */
+  modelFolders(): string[] {
+    return this.store.getOr(KEYS.modelFolders, folderList, [])
+  }
+
+  /** Adds a folder (no-op if present); `folder` must already be validated and absolute. */
+  addModelFolder(folder: string): void {
+    const folders = this.modelFolders()
+    const abs = resolve(folder)
+    if (folders.includes(abs)) return
+    if (folders.length >= API_LIMITS.maxModelFolders) throw invalid(`At most ${API_LIMITS.maxModelFolders} model folders can be added.`)
+    this.store.set(KEYS.modelFolders, [...folders, abs], folderList)
+  }
+
+  /** Removes a folder; returns whether it was in the list. */
+  removeModelFolder(folder: string): boolean {
+    const folders = this.modelFolders()
+    const abs = resolve(folder)
+    if (!folders.includes(abs)) return false
+    this.store.set(
+      KEYS.modelFolders,
+      folders.filter((f) => f !== abs),
+      folderList
+    )
+    return true
+  }
+}

@@ -1,0 +1,84 @@
+/** @file Display formatting: stats lines, sizes, dates. Pure functions, no React. */
+import type { MessageStats } from '../../../preload/api'
+
+/** Milliseconds for humans: "12 ms", "1.4 s". */
+export function formatMs(ms: number): string {
+  if (!Number.isFinite(ms) || ms < 0) return '–'
+  if (ms < 1000) return `${Math.round(ms)} ms`
+  return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`
+}
+
+/** Tokens per second, with a precision that suits the magnitude. */
+export function formatRate(tokensPerSec: number): string {
+  if (!Number.isFinite(tokensPerSec) || tokensPerSec <= 0) return '–'
+  return tokensPerSec >= 100 ? String(Math.round(tokensPerSec)) : tokensPerSec.toFixed(1)
+}
+
+/** Device names as shown: upper-cased and de-duplicated ("cpu" -> "CPU"). */
+export function formatDevices(devices: readonly string[]): string {
+  const names = [...new Set(devices.map((d) => d.toUpperCase()))]
+  return names.length === 0 ? '–' : names.join(' + ')
+}
+
+/** The one-line stats under an assistant message: "TTFT 12 ms · 850 tok/s · CPU". */
+export function formatStatsLine(stats: MessageStats): string {
+  return `TTFT ${formatMs(stats.ttftMs)} · ${formatRate(stats.decodeTokensPerSec)} tok/s · ${formatDevices(stats.devices)}`
+}
+
+/** The longer description behind the stats line (tooltip and screen readers). */
+export function formatStatsDetail(stats: MessageStats): string {
+  return [
+    `Model ${stats.model}`,
+    `${stats.promptTokens} prompt tokens at ${formatRate(stats.prefillTokensPerSec)} tok/s`,
+    `${stats.generatedTokens} generated tokens at ${formatRate(stats.decodeTokensPerSec)} tok/s`,
+    `time to first token ${formatMs(stats.ttftMs)}`,
+    `on ${formatDevices(stats.devices)}`
+  ].join(', ')
+}
+
+const SIZE_UNITS = ['B', 'KB', 'MB', 'GB', 'TB']
+
+/** Bytes for humans: "1.1 MB". */
+export function formatBytes(sizeBytes: number): string {
+  let value = sizeBytes
+  let unit = 0
+  while (value >= 1000 && unit < SIZE_UNITS.length - 1) {
+    value /= 1000
+    unit++
+  }
+  return `${unit === 0 ? value : value.toFixed(value < 10 ? 1 : 0)} ${SIZE_UNITS[unit] ?? 'B'}`
+}
+
+/** Parameter counts for humans: "260K", "1.5B". */
+export function formatParameters(count: number): string {
+  if (count >= 1e9) return `${(count / 1e9).toFixed(1)}B`
+  if (count >= 1e6) return `${(count / 1e6).toFixed(count >= 1e7 ? 0 : 1)}M`
+  if (count >= 1e3) return `${Math.round(count / 1e3)}K`
+  return String(count)
+}
+
+/** Sidebar groups by last activity, most recent first. */
+export type DateGroup = 'Today' | 'Yesterday' | 'Previous 7 days' | 'Previous 30 days' | 'Older'
+
+const DAY_MS = 86_400_000
+
+/** Which sidebar group a timestamp falls in, relative to `nowMs` in local time. */
+export function dateGroup(timeMs: number, nowMs: number): DateGroup {
+  const startOfToday = new Date(nowMs)
+  startOfToday.setHours(0, 0, 0, 0)
+  const today = startOfToday.getTime()
+  if (timeMs >= today) return 'Today'
+  if (timeMs >= today - DAY_MS) return 'Yesterday'
+  if (timeMs >= today - 7 * DAY_MS) return 'Previous 7 days'
+  if (timeMs >= today - 30 * DAY_MS) return 'Previous 30 days'
+  return 'Older'
+}
+
+/** A short title from a first message: its first line, cut at a word near `maxChars`. */
+export function titleFromMessage(content: string, maxChars = 60): string {
+  const line = content.trim().split('\n')[0]?.trim() ?? ''
+  if (line.length <= maxChars) return line
+  const cut = line.slice(0, maxChars)
+  const space = cut.lastIndexOf(' ')
+  return `${(space > maxChars / 2 ? cut.slice(0, space) : cut).trimEnd()}…`
+}

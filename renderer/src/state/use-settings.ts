@@ -1,0 +1,80 @@
+/** @file App settings, model folders and the models found in them; loaded once and refreshed on change. */
+import { useCallback, useEffect, useState } from 'react'
+import type { ModelEntry, ModelFolder, Settings, SettingsPatch } from '../../../preload/api'
+import { describeError, type UiError } from '../lib/errors'
+import { useApi } from './api-context'
+
+/** What the settings hook exposes. */
+export interface SettingsState {
+  readonly settings: Settings | null
+  readonly models: readonly ModelEntry[]
+  readonly folders: readonly ModelFolder[]
+  /** true until the first load finished */
+  readonly loading: boolean
+  /** the last load or save failure */
+  readonly error: UiError | null
+  readonly reload: () => Promise<void>
+  readonly update: (patch: SettingsPatch) => Promise<UiError | null>
+  /** resolves to an error to show beside the folder field, or null on success */
+  readonly addFolder: (path: string) => Promise<UiError | null>
+  readonly removeFolder: (path: string) => Promise<UiError | null>
+}
+
+/** Loads settings, folders and models from the Api. */
+export function useSettings(): SettingsState {
+  const api = useApi()
+  const [settings, setSettings] = useState<Settings | null>(null)
+  const [models, setModels] = useState<readonly ModelEntry[]>([])
+  const [folders, setFolders] = useState<readonly ModelFolder[]>([])
+  const [loading, setLoading] = useState(true)
+  const [error, setError] = useState<UiError | null>(null)
+
+  const reload = useCallback(async () => {
+    try {
+      const [s, f, m] = await Promise.all([api.settings.get(), api.models.folders(), api.models.list()])
+      setSettings(s)
+      setFolders(f)
+      setModels(m)
+      setError(null)
+    } catch (e) {
+      setError(describeError(e))
+    } finally {
+      setLoading(false)
+    }
+  }, [api])
+
+  useEffect(() => {
+    void reload()
+  }, [reload])
+
+  const update = useCallback(
+    async (patch: SettingsPatch) => {
+      try {
+        setSettings(await api.settings.update(patch))
+        return null
+      } catch (e) {
+        return describeError(e)
+      }
+    },
+    [api]
+  )
+
+  const changeFolders = useCallback(
+    async (change: () => Promise<ModelFolder[]>) => {
+      try {
+        setFolders(await change())
+        const [s, m] = await Promise.all([api.settings.get(), api.models.list()])
+        setSettings(s)
+        setModels(m)
+        return null
+      } catch (e) {
+        return describeError(e)
+      }
+    },
+    [api]
+  )
+  const addFolder = useCallback((path: string) => changeFolders(() => api.models.addFolder(path)), [api, changeFolders])
+  const removeFolder = useCallback((path: string) => changeFolders(() => api.models.removeFolder(path)), [api, changeFolders])
+
+  return { settings, models, folders, loading, error, reload, update, addFolder, removeFolder }
+}

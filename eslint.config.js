@@ -150,12 +150,13 @@ export default defineConfig(
     ['main/engine/devices/ort.ts'],
     enginePatterns('devices').filter((p) => p !== BAN_ORT)
   ),
-  // The engine's public face may re-export any engine file; it only must not reach outside the engine.
+  // The engine's public face re-exports the folders' own index.ts files only, and reaches nothing outside.
   layer('engine-index', ['main/engine/index.ts'], [
     BAN_ELECTRON,
     BAN_ORT,
     BAN_SQLITE,
-    ban('^\\.\\.(/|$)', 'main/engine/ imports nothing from outside the engine.')
+    ban('^\\.\\.(/|$)', 'main/engine/ imports nothing from outside the engine.'),
+    ban('^\\./[^/]+/(?!index$).+', "main/engine/index.ts re-exports a folder through its index.ts ('./runtime'), not its files.")
   ]),
 
   // --- main/ outside the engine ---

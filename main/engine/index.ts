@@ -9,14 +9,18 @@ export {
   type LoadOptions,
   type Tokenizer
 } from './model'
-export { TextModel, type ChatMessage, type OpenModelOptions } from './runtime/text-model'
-export { ContextOverflowError } from './runtime'
 export {
+  ContextOverflowError,
+  DEFAULT_SAMPLING,
+  TextModel,
+  validateSampling,
+  type ChatMessage,
   type Generation,
   type GenerationEvent,
   type GenerationResult,
   type GenerationStats,
   type GenerateRequest,
+  type OpenModelOptions,
+  type SamplingOptions,
   type StopReason
-} from './runtime/generate'
-export { DEFAULT_SAMPLING, validateSampling, type SamplingOptions } from './runtime/sampler'
+} from './runtime'

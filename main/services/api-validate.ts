@@ -55,7 +55,7 @@ export function text(value: unknown, field: string, maxChars: number): string {
 /** A non-empty id without control characters. */
 export function id(value: unknown, field: string): string {
   const s = text(value, field, API_LIMITS.maxIdChars)
-  // eslint-disable-next-line no-control-regex -- ids are printable; a control character means garbage input
+  // ids are printable; a control character means garbage input
   if (s === '' || /[\u0000-\u001f]/.test(s)) throw invalid(`${field} must be a non-empty id`)
   return s
 }

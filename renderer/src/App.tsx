@@ -1,33 +1,244 @@
-/** @file Placeholder app shell: the name and, inside Electron, the version from `window.tandem`. */
-import { useEffect, useState, type JSX } from 'react'
+/**
+ * @file The app shell: sidebar (conversations, search), the chat pane, dialogs and toasts, wired to the Api
+ * from `getApi()` (Electron preload or the HTTP client in browser mode).
+ */
+import { useCallback, useEffect, useMemo, useRef, useState, type JSX } from 'react'
+import type { Api, ConversationSummary, SamplingSettings, SearchHit } from '../../preload/api'
+import { getApi } from './api'
+import { ChatPane } from './components/ChatPane'
+import { ChatSettingsDialog } from './components/ChatSettingsDialog'
+import type { ComposerHandle } from './components/Composer'
+import { UNTITLED } from './components/ConversationList'
+import { SettingsDialog } from './components/SettingsDialog'
+import { Sidebar } from './components/Sidebar'
+import { ToastRegion } from './components/ToastRegion'
+import { describeError, type UiError } from './lib/errors'
+import { ApiContext } from './state/api-context'
+import { useChat, type DraftSettings } from './state/use-chat'
+import { useConversations } from './state/use-conversations'
+import { useRoute } from './state/use-route'
+import { useSearch } from './state/use-search'
+import { useSettings } from './state/use-settings'
+import { useShortcuts } from './state/use-shortcuts'
+import { useTheme } from './state/use-theme'
+import { useToasts } from './state/use-toasts'
 
-/** Top-level component; the chat, conversations and settings arrive with the app issue. */
+/** Used only until the app's own defaults have loaded. */
+const FALLBACK_SAMPLING: SamplingSettings = { temperature: 0.7, topP: 0.9, maxTokens: 256 }
+
+/** How long a search hit stays highlighted after jumping to it (ms). */
+const HIT_HIGHLIGHT_MS = 2500
+
+/** Top-level component: connects to the app, then shows the shell (or why it could not connect). */
 export function App(): JSX.Element {
+  const [connection] = useState<{ api: Api } | { error: UiError }>(() => {
+    try {
+      return { api: getApi() }
+    } catch (e) {
+      return { error: describeError(e) }
+    }
+  })
+  if ('error' in connection) {
+    return (
+      <main className="fatal" role="alert">
+        <h1>Tandem cannot start</h1>
+        <p>{connection.error.detail}</p>
+        <p>Open Tandem from the app, or from the address `tandem serve` printed (it includes the access token).</p>
+      </main>
+    )
+  }
+  return (
+    <ApiContext.Provider value={connection.api}>
+      <Shell api={connection.api} />
+    </ApiContext.Provider>
+  )
+}
+
+function Shell({ api }: { api: Api }): JSX.Element {
+  const settingsState = useSettings()
+  const { settings, models } = settingsState
+  useTheme(settings?.theme ?? 'system')
+  const conversations = useConversations()
+  const [selectedId, navigate] = useRoute()
+  const [query, setQuery] = useState('')
+  const search = useSearch(query)
+  const [focusMessageId, setFocusMessageId] = useState<string | null>(null)
+  const [sidebarOpen, setSidebarOpen] = useState(false)
+  const [dialog, setDialog] = useState<'settings' | 'chat' | null>(null)
   const [version, setVersion] = useState<string | null>(null)
-  const [error, setError] = useState<string | null>(null)
+  const toasts = useToasts()
+  const searchInput = useRef<HTMLInputElement>(null)
+  const composer = useRef<ComposerHandle>(null)
 
   useEffect(() => {
-    const api = window.tandem
-    if (api === undefined) return
-    let cancelled = false
-    api.version().then(
-      (v) => {
-        if (!cancelled) setVersion(v)
-      },
-      (e: unknown) => {
-        if (!cancelled) setError(e instanceof Error ? e.message : String(e))
-      }
-    )
-    return () => {
-      cancelled = true
-    }
-  }, [])
+    api.app.version().then(setVersion, () => setVersion(null))
+  }, [api])
 
+  const defaults: DraftSettings = useMemo(() => {
+    const usable = models.filter((m) => m.problem === null)
+    const preferred = usable.find((m) => m.id === settings?.defaultModelId) ?? usable[0] ?? null
+    return { modelId: preferred?.id ?? null, systemPrompt: '', sampling: settings?.sampling ?? FALLBACK_SAMPLING }
+  }, [models, settings])
+
+  const refreshList = conversations.refresh
+  const onCreated = useCallback(
+    (c: { id: string }) => {
+      navigate(c.id)
+      void refreshList()
+    },
+    [navigate, refreshList]
+  )
+  const onChanged = useCallback(() => void refreshList(), [refreshList])
+  const chat = useChat({ conversationId: selectedId, defaults, onCreated, onChanged })
+  const { conversation } = chat
+
+  const modelId = conversation !== null ? (conversation.modelId ?? defaults.modelId) : chat.draft.modelId
+  const title = conversation?.title ?? null
+  useEffect(() => {
+    document.title = title === null || title === '' ? 'Tandem' : `${title} · Tandem`
+  }, [title])
+
+  const newChat = useCallback(() => {
+    navigate(null)
+    setSidebarOpen(false)
+    setFocusMessageId(null)
+    window.setTimeout(() => composer.current?.focus(), 0)
+  }, [navigate])
+
+  const openConversation = useCallback(
+    (id: string) => {
+      navigate(id)
+      setSidebarOpen(false)
+      setFocusMessageId(null)
+    },
+    [navigate]
+  )
+
+  const openHit = useCallback(
+    (hit: SearchHit) => {
+      navigate(hit.conversationId)
+      setSidebarOpen(false)
+      setFocusMessageId(hit.messageId)
+      if (hit.messageId !== null) window.setTimeout(() => setFocusMessageId(null), HIT_HIGHLIGHT_MS)
+    },
+    [navigate]
+  )
+
+  const showError = toasts.show
+  const deleteConversation = useCallback(
+    (c: ConversationSummary) => {
+      const name = c.title === '' ? UNTITLED : c.title
+      const wasOpen = c.id === selectedId
+      void conversations.remove(c.id).then((failure) => {
+        if (failure !== null) {
+          showError(`Could not delete “${name}”: ${failure.detail}`)
+          return
+        }
+        if (wasOpen) navigate(null)
+        showError(`Deleted “${name}”`, {
+          label: 'Undo',
+          run: () => {
+            void conversations.restore(c.id).then((restoreFailure) => {
+              if (restoreFailure !== null) showError(`Could not restore “${name}”: ${restoreFailure.detail}`)
+              else if (wasOpen) navigate(c.id)
+            })
+          }
+        })
+      })
+    },
+    [conversations, navigate, selectedId, showError]
+  )
+
+  const renameConversation = useCallback(
+    (id: string, newTitle: string) => {
+      void conversations.rename(id, newTitle).then((failure) => {
+        if (failure !== null) showError(`Could not rename: ${failure.detail}`)
+        else if (id === conversation?.id) void chat.updateConversation({})
+      })
+    },
+    [conversations, conversation?.id, chat, showError]
+  )
+
+  const changeModel = useCallback(
+    (id: string) => {
+      void chat.updateConversation({ modelId: id }).then((failure) => {
+        if (failure !== null) showError(`Could not switch model: ${failure.detail}`)
+      })
+      // The last model picked becomes the default for new chats, as in LM Studio and Jan.
+      if (settings !== null && settings.defaultModelId !== id) void settingsState.update({ defaultModelId: id })
+    },
+    [chat, settings, settingsState, showError]
+  )
+
+  useShortcuts({
+    onStop: () => void chat.stop(),
+    onNewChat: newChat,
+    onSearch: () => {
+      setSidebarOpen(true)
+      window.setTimeout(() => {
+        searchInput.current?.focus()
+        searchInput.current?.select()
+      }, 0)
+    }
+  })
+
+  const streamingHere = chat.active !== null && chat.active.conversationId === conversation?.id
   return (
-    <main>
-      <h1>Tandem</h1>
-      {version !== null && <p data-testid="version">Version {version}</p>}
-      {error !== null && <p role="alert">Could not read the version: {error}</p>}
-    </main>
+    <div className={sidebarOpen ? 'app sidebar-is-open' : 'app'}>
+      <Sidebar
+        open={sidebarOpen}
+        conversations={conversations.list}
+        loading={conversations.loading}
+        listError={conversations.error}
+        selectedId={selectedId}
+        query={query}
+        onQueryChange={setQuery}
+        searchInput={searchInput}
+        hits={search.hits}
+        searching={search.searching}
+        searchError={search.error}
+        version={version}
+        onNewChat={newChat}
+        onSelect={openConversation}
+        onOpenHit={openHit}
+        onRename={renameConversation}
+        onDelete={deleteConversation}
+        onOpenSettings={() => {
+          setSidebarOpen(false)
+          setDialog('settings')
+        }}
+        onClose={() => setSidebarOpen(false)}
+      />
+      {sidebarOpen && <div className="sidebar-backdrop" aria-hidden="true" onClick={() => setSidebarOpen(false)} />}
+      <ChatPane
+        chat={chat}
+        composerRef={composer}
+        models={models}
+        modelsLoading={settingsState.loading}
+        modelId={modelId}
+        title={title}
+        sidebarOpen={sidebarOpen}
+        streamingHere={streamingHere}
+        focusMessageId={focusMessageId}
+        settingsError={settingsState.error}
+        onToggleSidebar={() => setSidebarOpen((v) => !v)}
+        onRename={(t) => conversation !== null && renameConversation(conversation.id, t)}
+        onModelChange={changeModel}
+        onOpenChatSettings={() => setDialog('chat')}
+        onOpenSettings={() => setDialog('settings')}
+        onNewChat={newChat}
+      />
+      {dialog === 'settings' && <SettingsDialog state={settingsState} onClose={() => setDialog(null)} />}
+      {dialog === 'chat' && (
+        <ChatSettingsDialog
+          systemPrompt={conversation?.systemPrompt ?? chat.draft.systemPrompt}
+          sampling={conversation?.sampling ?? chat.draft.sampling}
+          defaults={settings?.sampling ?? FALLBACK_SAMPLING}
+          onSave={chat.updateConversation}
+          onClose={() => setDialog(null)}
+        />
+      )}
+      <ToastRegion toasts={toasts.toasts} onDismiss={toasts.dismiss} />
+    </div>
   )
 }

@@ -7,6 +7,7 @@ import { copyFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
+import { writeHfModel } from '../fixtures/hf-writer'
 import { repoRoot, sharedModel, tempDir } from '../helpers/paths'
 import { PUBLISHED_STORIES260K_IDS, PUBLISHED_STORIES260K_TEXT_START, PUBLISHED_TINYSTORIES_IDS, PUBLISHED_TINYSTORIES_TEXT_START } from '../helpers/published'
 
@@ -80,6 +81,19 @@ describe('tandem generate', () => {
     expect(out.promptTokens).toEqual([1])
     expect(out.tokens).toEqual(PUBLISHED_TINYSTORIES_IDS)
     expect(out.text.startsWith(PUBLISHED_TINYSTORIES_TEXT_START)).toBe(true)
+  })
+
+  it('--chat renders the model\'s chat template (ChatML) around system and user text', async () => {
+    const written = await writeHfModel(join(scratch.dir, 'qwen2-chat'), { preset: 'qwen2', seed: 5 })
+    const r = await tandem(['generate', '--model', written.folder, '--chat', '--system', 'Be brief.', '--prompt', 'hello', '--max-tokens', '3', '--temperature', '0', '--json'])
+    expect(r.code).toBe(0)
+    const out = parseJson(r.stdout)
+    const imStart = written.specialIds['<|im_start|>']
+    const imEnd = written.specialIds['<|im_end|>']
+    // <|im_start|>system … <|im_end|> <|im_start|>user … <|im_end|> <|im_start|>assistant
+    expect(out.promptTokens.filter((id) => id === imStart)).toHaveLength(3)
+    expect(out.promptTokens.filter((id) => id === imEnd)).toHaveLength(2)
+    expect(out.tokens.length).toBeLessThanOrEqual(3)
   })
 
   it('sampling with a seed is reproducible', async () => {

@@ -6,6 +6,7 @@ import { LIMITS } from '../lib/limits'
 import { ConversationList } from './ConversationList'
 import { Icon } from './icons'
 import { SearchResults } from './SearchResults'
+import { MOD_KEY_LABEL as MOD_KEY } from '../lib/platform'
 
 interface SidebarProps {
   readonly open: boolean
@@ -28,8 +29,6 @@ interface SidebarProps {
   readonly onOpenSettings: () => void
   readonly onClose: () => void
 }
-
-const MOD_KEY = /Mac|iPhone|iPad/.test(navigator.platform) ? '⌘' : 'Ctrl+'
 
 /** The left column; on narrow windows an overlay opened from the header. */
 export function Sidebar(props: SidebarProps): JSX.Element {

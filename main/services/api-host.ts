@@ -1,0 +1,94 @@
+/**
+ * @file The one table of handlers behind every `service:method` channel, and the dispatcher both
+ * transports (Electron IPC in main/index.ts, HTTP in main/server) call: unknown channel or malformed
+ * arguments → ValidationError-style reply, any exception → `{ name, message }`. It never throws.
+ */
+import type { ApiChannel, ApiErrorShape } from '../../preload/api'
+import type { ApiHandlers, ApiResult, CallContext } from './api-types'
+import { isApiChannel } from './api-types'
+import { API_VALIDATORS, type ApiValidators } from './api-validate'
+import type { ChatService } from './chat-service'
+import type { ConversationsService } from './conversations-service'
+import { ApiError, toApiError } from './errors'
+import type { ModelsService } from './models-service'
+import type { SettingsService } from './settings-service'
+
+/** The services the handlers are built from. */
+export interface ApiServices {
+  readonly appVersion: string
+  readonly models: ModelsService
+  readonly conversations: ConversationsService
+  readonly chat: ChatService
+  readonly settings: SettingsService
+}
+
+/** Builds the handler table; each handler receives arguments already validated. */
+export function createApiHandlers(s: ApiServices): ApiHandlers {
+  return {
+    'app:version': async () => s.appVersion,
+    'models:list': () => s.models.list(),
+    'models:folders': async () => s.models.folders(),
+    'models:addFolder': async ([path]) => s.models.addFolder(path),
+    'models:removeFolder': async ([path]) => s.models.removeFolder(path),
+    'conversations:list': async () => s.conversations.list(),
+    'conversations:create': async ([init]) => s.conversations.create(init),
+    'conversations:get': async ([id]) => s.conversations.get(id),
+    'conversations:update': async ([id, patch]) => s.conversations.update(id, patch),
+    'conversations:remove': async ([id]) => s.conversations.remove(id),
+    'conversations:restore': async ([id]) => s.conversations.restore(id),
+    'conversations:search': async ([query]) => s.conversations.search(query),
+    'chat:send': ([request], ctx) => s.chat.send(request, ctx.emit, ctx.signal),
+    'chat:regenerate': ([request], ctx) => s.chat.regenerate(request, ctx.emit, ctx.signal),
+    'chat:edit': ([request], ctx) => s.chat.edit(request, ctx.emit, ctx.signal),
+    'chat:stop': async ([requestId]) => s.chat.stop(requestId),
+    'settings:get': async () => s.settings.get(),
+    'settings:update': async ([patch]) => s.settings.update(patch)
+  }
+}
+
+/** A dispatch outcome: the result, or the error as it crosses the boundary. */
+export type DispatchOutcome = { readonly ok: true; readonly result: unknown } | { readonly ok: false; readonly error: ApiErrorShape }
+
+/** What a transport supplies with each request. */
+export interface DispatchContext {
+  /** sends a streamed event to the caller */
+  readonly emit: (event: unknown) => void
+  /** aborted when the caller goes away */
+  readonly signal: AbortSignal
+}
+
+/** Validates and runs one request by channel name; never throws. */
+export type ApiDispatch = (channel: string, args: unknown, context: DispatchContext) => Promise<DispatchOutcome>
+
+/** Runs one typed channel: validate, then handle. */
+async function invoke<C extends ApiChannel>(
+  handlers: ApiHandlers,
+  validators: ApiValidators,
+  channel: C,
+  raw: unknown,
+  context: CallContext<C>
+): Promise<ApiResult<C>> {
+  let args
+  try {
+    args = validators[channel](raw)
+  } catch (err) {
+    const e = toApiError(err)
+    throw new ApiError(e.name === 'InternalError' ? 'ValidationError' : e.name, `${channel}: ${e.message}`)
+  }
+  return handlers[channel](args, context)
+}
+
+/** The dispatcher over a handler table (and the contract's validators). */
+export function createDispatch(handlers: ApiHandlers, validators: ApiValidators = API_VALIDATORS): ApiDispatch {
+  return async (channel, args, context) => {
+    try {
+      if (!isApiChannel(channel)) throw new ApiError('UnknownMethodError', `Unknown API method "${channel.slice(0, 100)}".`)
+      const result = await invoke(handlers, validators, channel, args, context)
+      return { ok: true, result: result ?? null }
+    } catch (err) {
+      const e = toApiError(err)
+      if (e.name === 'InternalError') process.stderr.write(`tandem: ${channel.slice(0, 100)} failed: ${e.stack ?? e.message}\n`)
+      return { ok: false, error: e.toShape() }
+    }
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * @file Assembles the app's services over one store: what the Electron entry and `tandem serve` both start,
+ * and what they dispose on shutdown (generations stopped, model closed, database closed).
+ */
+import { mkdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { openStore, type Store } from '../store'
+import { createApiHandlers, createDispatch, type ApiDispatch } from './api-host'
+import type { ApiHandlers } from './api-types'
+import { ChatService } from './chat-service'
+import { ConversationsService } from './conversations-service'
+import { ModelsService } from './models-service'
+import { findSourceRoot, resolveAppPaths, type AppPaths, type AppPathsOptions } from './paths'
+import { SettingsService } from './settings-service'
+
+/** Options for createApp. */
+export interface AppOptions extends AppPathsOptions {
+  /** reported by app:version (default: the version in the checkout's package.json) */
+  readonly appVersion?: string
+  /** ONNX Runtime intra-op threads per model (default: all cores) */
+  readonly threads?: number
+}
+
+/** The running services; dispose() when done (pairs with createApp). */
+export interface App {
+  readonly paths: AppPaths
+  readonly store: Store
+  readonly settings: SettingsService
+  readonly models: ModelsService
+  readonly conversations: ConversationsService
+  readonly chat: ChatService
+  readonly handlers: ApiHandlers
+  /** validates and runs a request by channel name; what the transports call */
+  readonly dispatch: ApiDispatch
+  dispose(): Promise<void>
+}
+
+/** Version from the checkout's package.json, for runs from source. */
+function sourceVersion(): string {
+  const root = findSourceRoot(import.meta.dirname)
+  if (root === null) return '0.0.0'
+  try {
+    const pkg: unknown = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
+    if (typeof pkg === 'object' && pkg !== null && 'version' in pkg && typeof pkg.version === 'string') return pkg.version
+  } catch {
+    // fall through
+  }
+  return '0.0.0'
+}
+
+/**
+ * Opens the database (creating the data folder), marks replies cut off by a previous crash as stopped,
+ * purges long-deleted conversations, and builds the services. Throws StoreOpenError for an unusable database.
+ */
+export function createApp(options: AppOptions = {}): App {
+  const paths = resolveAppPaths(options)
+  mkdirSync(paths.dataDir, { recursive: true })
+  const store = openStore(paths.databaseFile)
+  try {
+    store.messages.markInterrupted()
+    const settings = new SettingsService(store.settings)
+    const models = new ModelsService(settings, paths.builtInModelDirs)
+    const conversations = new ConversationsService(store, settings)
+    conversations.purgeDeleted()
+    const chat = new ChatService({ store, conversations, models, settings, graphCacheDir: paths.graphCacheDir, threads: options.threads })
+    const handlers = createApiHandlers({ appVersion: options.appVersion ?? sourceVersion(), models, conversations, chat, settings })
+    let disposed: Promise<void> | null = null
+    return {
+      paths,
+      store,
+      settings,
+      models,
+      conversations,
+      chat,
+      handlers,
+      dispatch: createDispatch(handlers),
+      dispose: () => {
+        disposed ??= chat.dispose().finally(() => store.close())
+        return disposed
+      }
+    }
+  } catch (err) {
+    store.close()
+    throw err
+  }
+}

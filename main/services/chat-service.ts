@@ -1,0 +1,238 @@
+/**
+ * @file Chat: store the user's message, stream the model's reply into an assistant message, finish it as
+ * complete / stopped / error with stats. Generations run one at a time in arrival order (one model, one
+ * worker); each request has an id and an AbortController, so `stop(requestId)` works while it is queued
+ * or streaming. The user's text is stored before anything can fail, so an error never loses it.
+ */
+import { randomInt } from 'node:crypto'
+import type { ChatMessage } from '../engine'
+import type { ChatEvent, EditRequest, Message, ModelEntry, RegenerateRequest, SendRequest } from '../../preload/api'
+import type { Store, Message as StoredMessage } from '../store'
+import { messageContent } from './api-validate'
+import { ApiError, errorMessage, invalid, toApiError } from './errors'
+import { toApiMessage, type ConversationsService } from './conversations-service'
+import { ModelSlot } from './model-slot'
+import type { ModelsService } from './models-service'
+import { buildPrompt } from './prompt'
+import type { SettingsService } from './settings-service'
+
+/** Least time between two writes of a streaming reply's content (~10 writes/s). */
+export const PERSIST_INTERVAL_MS = 100
+
+/** Characters of the first message used as an untitled conversation's title. */
+const AUTO_TITLE_CHARS = 60
+
+/** Devices the engine runs on today (one CPU session per model). */
+const ENGINE_DEVICES: readonly string[] = ['CPU']
+
+/** What ChatService needs. */
+export interface ChatServiceDeps {
+  readonly store: Pick<Store, 'messages' | 'conversations'>
+  readonly conversations: ConversationsService
+  readonly models: ModelsService
+  readonly settings: SettingsService
+  readonly graphCacheDir: string
+  readonly threads?: number
+}
+
+/** A request between acceptance and its final message. */
+interface Active {
+  readonly conversationId: string
+  readonly controller: AbortController
+}
+
+/** Sends, regenerates, edits and stops chat replies. */
+export class ChatService {
+  private readonly slot: ModelSlot
+  private readonly active = new Map<string, Active>()
+  private queue: Promise<unknown> = Promise.resolve()
+  private disposed = false
+
+  constructor(private readonly deps: ChatServiceDeps) {
+    this.slot = new ModelSlot({ cacheDir: deps.graphCacheDir, threads: deps.threads })
+  }
+
+  /** Adds the user message and streams the reply; resolves with the final assistant message. */
+  send(request: SendRequest, emit: (event: ChatEvent) => void, signal?: AbortSignal): Promise<Message> {
+    const content = messageContent(request.content, 'content')
+    return this.start(request.requestId, request.conversationId, emit, signal, () => {
+      const { conversations, messages } = this.deps.store
+      const user = messages.append({ conversationId: request.conversationId, role: 'user', content })
+      const conversation = conversations.get(request.conversationId)
+      if (conversation !== undefined && conversation.title === '') conversations.rename(conversation.id, autoTitle(content))
+      return user
+    })
+  }
+
+  /** Drops the last assistant reply (and anything after the last user message) and answers again. */
+  regenerate(request: RegenerateRequest, emit: (event: ChatEvent) => void, signal?: AbortSignal): Promise<Message> {
+    return this.start(request.requestId, request.conversationId, emit, signal, () => {
+      const all = this.deps.store.messages.list(request.conversationId)
+      const lastUser = all.findLast((m) => m.role === 'user')
+      if (lastUser === undefined) throw invalid('There is no message to answer yet: send one first.')
+      this.deps.store.messages.deleteAfter(request.conversationId, lastUser.seq)
+      return null
+    })
+  }
+
+  /** Replaces a user message's text, drops everything after it, and answers it. */
+  edit(request: EditRequest, emit: (event: ChatEvent) => void, signal?: AbortSignal): Promise<Message> {
+    const content = messageContent(request.content, 'content')
+    return this.start(request.requestId, request.conversationId, emit, signal, () => {
+      const { messages } = this.deps.store
+      const target = messages.get(request.messageId)
+      if (target === undefined || target.conversationId !== request.conversationId) {
+        throw new ApiError('NotFoundError', `Message ${request.messageId} not found in this conversation.`)
+      }
+      if (target.role !== 'user') throw invalid('Only your own messages can be edited.')
+      messages.deleteAfter(request.conversationId, target.seq)
+      return messages.update(target.id, { content, status: 'complete', error: null })
+    })
+  }
+
+  /** Stops a queued or running request; false when it is unknown or already finished. */
+  stop(requestId: string): boolean {
+    const a = this.active.get(requestId)
+    if (a === undefined || a.controller.signal.aborted) return false
+    a.controller.abort()
+    return true
+  }
+
+  /** Stops everything, waits for the queue to drain, and closes the model. */
+  async dispose(): Promise<void> {
+    this.disposed = true
+    for (const a of this.active.values()) a.controller.abort()
+    await this.queue
+    await this.slot.release()
+  }
+
+  /**
+   * Common path: checks, the synchronous store writes of `prepare` (user message), the 'streaming' assistant
+   * message, the `started` event, then the queued generation.
+   */
+  private async start(
+    requestId: string,
+    conversationId: string,
+    emit: (event: ChatEvent) => void,
+    signal: AbortSignal | undefined,
+    prepare: () => StoredMessage | null
+  ): Promise<Message> {
+    if (this.disposed) throw new ApiError('ShutdownError', 'Tandem is shutting down.')
+    if (this.active.has(requestId)) throw invalid(`Request id ${requestId} is already in use.`)
+    for (const a of this.active.values()) {
+      if (a.conversationId === conversationId) {
+        throw new ApiError('BusyError', 'A reply is still being written in this conversation; stop it or wait for it to finish.')
+      }
+    }
+    this.deps.conversations.require(conversationId)
+    const user = prepare()
+    const assistant = this.deps.store.messages.append({ conversationId, role: 'assistant', content: '', status: 'streaming' })
+    const controller = new AbortController()
+    const active: Active = { conversationId, controller }
+    this.active.set(requestId, active)
+    const onCallerGone = (): void => controller.abort()
+    signal?.addEventListener('abort', onCallerGone, { once: true })
+    if (signal?.aborted) controller.abort()
+    const safeEmit = (event: ChatEvent): void => {
+      try {
+        emit(event)
+      } catch {
+        // A caller that cannot take events any more (closed window) must not break the generation.
+      }
+    }
+    safeEmit({ type: 'started', userMessage: user === null ? null : toApiMessage(user), assistantMessage: toApiMessage(assistant) })
+    const run = this.queue.then(() => this.generate(conversationId, assistant, controller.signal, safeEmit))
+    this.queue = run.catch(() => undefined)
+    try {
+      return await run
+    } finally {
+      this.active.delete(requestId)
+      signal?.removeEventListener('abort', onCallerGone)
+    }
+  }
+
+  /** Runs one generation into `assistant`; always leaves it finished (never 'streaming'). */
+  private async generate(
+    conversationId: string,
+    assistant: StoredMessage,
+    signal: AbortSignal,
+    emit: (event: ChatEvent) => void
+  ): Promise<Message> {
+    const { messages } = this.deps.store
+    let content = ''
+    try {
+      if (signal.aborted) return toApiMessage(messages.update(assistant.id, { status: 'stopped' }))
+      const conversation = this.deps.conversations.require(conversationId)
+      const entry = await this.pickModel(conversation.modelId)
+      const model = await this.slot.acquire(entry)
+      const history: ChatMessage[] = messages
+        .list(conversationId)
+        .filter((m) => m.seq < assistant.seq && m.status !== 'error' && m.role !== 'system' && m.content !== '')
+        .map((m) => ({ role: m.role, content: m.content }))
+      const { maxTokens, temperature, topP } = conversation.sampling
+      const { promptIds } = buildPrompt(model, conversation.systemPrompt, history, maxTokens)
+      // A fresh seed per request, so regenerate gives a different reply (temperature 0 stays greedy).
+      const generation = model.generate({ promptIds, maxTokens, signal, sampling: { temperature, topP, seed: randomInt(2 ** 31) } })
+      let persistedAtMs = performance.now()
+      for await (const event of generation) {
+        if (event.text === '') continue
+        content += event.text
+        emit({ type: 'delta', messageId: assistant.id, text: event.text })
+        if (performance.now() - persistedAtMs >= PERSIST_INTERVAL_MS) {
+          messages.setContent(assistant.id, content)
+          persistedAtMs = performance.now()
+        }
+      }
+      const r = await generation.result
+      const stats = {
+        ttftMs: r.stats.ttftMs,
+        prefillTokensPerSec: r.stats.prefillTokensPerSec,
+        decodeTokensPerSec: r.stats.decodeTokensPerSec,
+        promptTokens: r.stats.promptTokens,
+        generatedTokens: r.stats.generatedTokens,
+        model: entry.name,
+        devices: [...ENGINE_DEVICES]
+      }
+      const status = r.stopReason === 'aborted' ? 'stopped' : 'complete'
+      return toApiMessage(messages.update(assistant.id, { content: r.text, status, error: null, stats }))
+    } catch (err) {
+      const apiError = toApiError(err)
+      if (apiError.name === 'InternalError') process.stderr.write(`tandem: chat generation failed: ${errorMessage(err)}\n`)
+      try {
+        messages.update(assistant.id, { content, status: 'error', error: apiError.message })
+      } catch {
+        // the conversation was purged meanwhile; the error still reaches the caller
+      }
+      throw apiError
+    }
+  }
+
+  /** The conversation's model, else the default, else the first usable one (chat models first). */
+  private async pickModel(modelId: string | null): Promise<ModelEntry> {
+    const models = await this.deps.models.list()
+    const wanted = modelId ?? this.deps.settings.get().defaultModelId
+    if (wanted !== null) {
+      const entry = models.find((m) => m.id === wanted)
+      if (entry === undefined) {
+        throw new ApiError('NoModelError', `The model ${wanted} is not available any more. Choose another model for this conversation, or add its folder in Settings.`)
+      }
+      if (entry.problem !== null) throw new ApiError('ModelError', `The model ${entry.name} cannot be used: ${entry.problem}`)
+      return entry
+    }
+    const usable = models.filter((m) => m.problem === null)
+    const entry = usable.find((m) => m.hasChatTemplate) ?? usable[0]
+    if (entry === undefined) {
+      throw new ApiError('NoModelError', 'No model is available. Add a models folder in Settings (a folder with .gguf files, llama2.c checkpoints or Hugging Face model folders).')
+    }
+    return entry
+  }
+}
+
+/** A title from the first message: its first line, shortened at a word boundary. */
+export function autoTitle(content: string): string {
+  const line = content.trim().split('\n', 1)[0].trim()
+  if (line.length <= AUTO_TITLE_CHARS) return line
+  const cut = line.slice(0, AUTO_TITLE_CHARS)
+  const space = cut.lastIndexOf(' ')
+  return `${(space > AUTO_TITLE_CHARS / 2 ? cut.slice(0, space) : cut).trimEnd()}…`
+}

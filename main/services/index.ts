@@ -1,0 +1,16 @@
+/**
+ * @file The services' public face: what main/index.ts, main/server and the CLI use. Plain Node, no
+ * Electron: the same services run behind IPC, behind HTTP, and in tests.
+ */
+export { createApp, type App, type AppOptions } from './app'
+export { createApiHandlers, createDispatch, type ApiDispatch, type ApiServices, type DispatchContext, type DispatchOutcome } from './api-host'
+export { isApiChannel, isStreamChannel, type ApiArgs, type ApiEvent, type ApiHandlers, type ApiMethod, type ApiResult, type CallContext, type StreamChannel } from './api-types'
+export { API_VALIDATORS, type ApiValidators } from './api-validate'
+export { ChatService, PERSIST_INTERVAL_MS, autoTitle, type ChatServiceDeps } from './chat-service'
+export { ConversationsService, DELETED_RETENTION_MS, toApiMessage } from './conversations-service'
+export { ApiError, toApiError, type ApiErrorName } from './errors'
+export { MAX_SCAN_DEPTH, MAX_SCAN_ENTRIES, isTokenizerFile, scanModelFolder, type ModelCandidate } from './model-scan'
+export { ModelsService, parameterCount } from './models-service'
+export { defaultDataDir, defaultModelsDir, findSourceRoot, resolveAppPaths, type AppPaths, type AppPathsOptions } from './paths'
+export { buildPrompt, longestTokenChars, type BuiltPrompt, type PromptModel } from './prompt'
+export { DEFAULT_SAMPLING_SETTINGS, SettingsService } from './settings-service'

@@ -1,0 +1,48 @@
+/**
+ * @file The one model kept open for chat. Opening compiles (or loads from cache) its graph and starts its
+ * worker; switching to another model disposes the previous one first, so only one set of weights is in
+ * memory. Callers serialize their use (the chat queue), so there is no locking here.
+ */
+import { TextModel } from '../engine'
+import type { ModelEntry } from '../../preload/api'
+import { ApiError, errorMessage } from './errors'
+
+/** Options every model is opened with. */
+export interface ModelSlotOptions {
+  /** compiled-graph cache folder */
+  readonly cacheDir: string
+  /** ONNX Runtime intra-op threads (default: all cores) */
+  readonly threads?: number
+}
+
+/** Holds at most one open TextModel. */
+export class ModelSlot {
+  private current: { readonly id: string; readonly model: TextModel } | null = null
+
+  constructor(private readonly options: ModelSlotOptions) {}
+
+  /** The open model for `entry`, opening it (and closing any other) when needed. */
+  async acquire(entry: ModelEntry): Promise<TextModel> {
+    if (this.current !== null && this.current.id === entry.id) return this.current.model
+    await this.release()
+    try {
+      const model = await TextModel.open(entry.path, { cacheDir: this.options.cacheDir, threads: this.options.threads })
+      this.current = { id: entry.id, model }
+      return model
+    } catch (err) {
+      throw new ApiError('ModelError', `Could not open the model ${entry.name}: ${errorMessage(err)}`, { cause: err })
+    }
+  }
+
+  /** Id of the open model, or null. */
+  get openModelId(): string | null {
+    return this.current?.id ?? null
+  }
+
+  /** Closes the open model (its worker and session). */
+  async release(): Promise<void> {
+    const open = this.current
+    this.current = null
+    if (open !== null) await open.model.dispose()
+  }
+}

@@ -1,0 +1,66 @@
+/** @file The chat header: sidebar toggle (narrow windows), the editable title, model picker, chat settings. */
+import { useState, type JSX } from 'react'
+import type { ModelEntry } from '../../../preload/api'
+import { UNTITLED } from './ConversationList'
+import { Icon } from './icons'
+import { ModelPicker } from './ModelPicker'
+import { TitleField } from './TitleField'
+
+interface ChatHeaderProps {
+  /** null for a new chat that has no title yet */
+  readonly title: string | null
+  readonly sidebarOpen: boolean
+  readonly models: readonly ModelEntry[]
+  readonly modelId: string | null
+  readonly onToggleSidebar: () => void
+  readonly onRename: (title: string) => void
+  readonly onModelChange: (modelId: string) => void
+  readonly onOpenChatSettings: () => void
+}
+
+/** Header above the messages. */
+export function ChatHeader(props: ChatHeaderProps): JSX.Element {
+  const [renaming, setRenaming] = useState(false)
+  const title = props.title === null ? 'New chat' : props.title === '' ? UNTITLED : props.title
+  return (
+    <header className="chat-header">
+      <button
+        type="button"
+        className="icon-button sidebar-toggle"
+        aria-label="Show conversations"
+        aria-expanded={props.sidebarOpen}
+        aria-controls="sidebar"
+        onClick={props.onToggleSidebar}
+      >
+        <Icon name="menu" />
+      </button>
+      <div className="chat-title">
+        {renaming && props.title !== null ? (
+          <TitleField
+            initial={props.title}
+            label="Conversation title"
+            onDone={(t) => {
+              setRenaming(false)
+              if (t !== null) props.onRename(t)
+            }}
+          />
+        ) : (
+          <>
+            <h1 title={title}>{title}</h1>
+            {props.title !== null && (
+              <button type="button" className="icon-button" aria-label="Rename conversation" title="Rename" onClick={() => setRenaming(true)}>
+                <Icon name="pencil" size={15} />
+              </button>
+            )}
+          </>
+        )}
+      </div>
+      <div className="chat-header-tools">
+        <ModelPicker id="header-model" models={props.models} value={props.modelId} onChange={props.onModelChange} />
+        <button type="button" className="icon-button" aria-label="Chat settings" title="System prompt and sampling" onClick={props.onOpenChatSettings}>
+          <Icon name="sliders" />
+        </button>
+      </div>
+    </header>
+  )
+}

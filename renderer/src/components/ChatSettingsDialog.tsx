@@ -1,0 +1,79 @@
+/** @file Per-conversation settings: system prompt and sampling (temperature, top-p, max tokens). */
+import { useState, type JSX } from 'react'
+import type { ConversationPatch, SamplingSettings } from '../../../preload/api'
+import type { UiError } from '../lib/errors'
+import { LIMITS } from '../lib/limits'
+import { Modal } from './Modal'
+import { parseDraft, SamplingFields, toDraft } from './SamplingFields'
+
+interface ChatSettingsProps {
+  readonly systemPrompt: string
+  readonly sampling: SamplingSettings
+  readonly defaults: SamplingSettings
+  readonly onSave: (patch: ConversationPatch) => Promise<UiError | null>
+  readonly onClose: () => void
+}
+
+/** The dialog; saving applies to this conversation only. */
+export function ChatSettingsDialog({ systemPrompt, sampling, defaults, onSave, onClose }: ChatSettingsProps): JSX.Element {
+  const [prompt, setPrompt] = useState(systemPrompt)
+  const [draft, setDraft] = useState(toDraft(sampling))
+  const [error, setError] = useState<string | null>(null)
+  const [saving, setSaving] = useState(false)
+
+  return (
+    <Modal title="Chat settings" onClose={onClose}>
+      <form
+        className="settings-form"
+        onSubmit={(e) => {
+          e.preventDefault()
+          const parsed = parseDraft(draft)
+          if (!parsed.ok) {
+            setError(parsed.error)
+            return
+          }
+          setSaving(true)
+          void onSave({ systemPrompt: prompt, sampling: parsed.value }).then((failure) => {
+            setSaving(false)
+            if (failure === null) onClose()
+            else setError(`${failure.detail}. ${failure.hint}`)
+          })
+        }}
+      >
+        <div className="field">
+          <label htmlFor="chat-system-prompt">System prompt</label>
+          <textarea
+            id="chat-system-prompt"
+            rows={5}
+            value={prompt}
+            maxLength={LIMITS.maxSystemPromptChars}
+            placeholder="For example: You are a concise assistant. Answer in plain English."
+            aria-describedby="chat-system-prompt-help"
+            onChange={(e) => setPrompt(e.target.value)}
+          />
+          <p id="chat-system-prompt-help" className="field-help">
+            Sent before every message in this chat. Models without a chat template may ignore it.
+          </p>
+        </div>
+        <SamplingFields idPrefix="chat" value={draft} onChange={setDraft} />
+        {error !== null && (
+          <p className="form-error" role="alert">
+            {error}
+          </p>
+        )}
+        <div className="form-actions">
+          <button type="button" className="button-ghost" onClick={() => setDraft(toDraft(defaults))}>
+            Use default sampling
+          </button>
+          <span className="spacer" />
+          <button type="button" className="button-ghost" onClick={onClose}>
+            Cancel
+          </button>
+          <button type="submit" className="button-primary" disabled={saving}>
+            Save
+          </button>
+        </div>
+      </form>
+    </Modal>
+  )
+}

@@ -1,10 +1,13 @@
 /**
- * @file Electron entry, kept thin: one hardened window that loads the built renderer, and the IPC handlers
- * behind `Api` (preload/api.ts). Engine, store, services and server stay plain Node and are wired here later.
+ * @file Electron entry, kept thin: one hardened window that loads the built renderer, and one IPC handler
+ * per `Api` channel (preload/api.ts), each handing its arguments to the services' dispatcher, which
+ * validates them. Engine, store and services stay plain Node (main/services), shared with `tandem serve`.
  */
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { app, BrowserWindow, ipcMain, session, shell, type IpcMainInvokeEvent } from 'electron'
+import { app, BrowserWindow, dialog, ipcMain, session, shell, type IpcMainInvokeEvent } from 'electron'
+import { API_METHODS } from '../preload/api'
+import { createApp, isApiChannel, type App, type DispatchOutcome } from './services'
 
 // Built layout (electron-vite): out/main/index.js, out/preload/index.cjs, out/renderer/index.html.
 const PRELOAD_PATH = join(import.meta.dirname, '..', 'preload', 'index.cjs')
@@ -28,7 +31,11 @@ const CONTENT_SECURITY_POLICY = [
 /** Schemes handed to the OS (browser, mail client) instead of being opened inside the app. */
 const EXTERNAL_SCHEMES = new Set(['https:', 'http:', 'mailto:'])
 
+/** The channel streamed events go out on, as `{ requestId, event }` (preload/index.ts listens). */
+const STREAM_EVENT_CHANNEL = 'stream:event'
+
 let mainWindow: BrowserWindow | null = null
+let services: App | null = null
 
 /** Open a link in the user's default handler, if it is a plain web or mail link. */
 function openExternally(url: string): void {
@@ -41,10 +48,22 @@ function openExternally(url: string): void {
   if (EXTERNAL_SCHEMES.has(parsed.protocol)) void shell.openExternal(parsed.href)
 }
 
-/** Only our own renderer page may call IPC handlers. */
-function assertTrustedSender(event: IpcMainInvokeEvent): void {
-  const frameUrl = event.senderFrame?.url ?? ''
-  if (frameUrl !== RENDERER_URL) throw new Error(`IPC from untrusted frame: ${frameUrl || '(gone)'}`)
+/** Only our own renderer page may call IPC handlers (whatever its #route; the UI routes in the hash). */
+function isTrustedSender(event: IpcMainInvokeEvent): boolean {
+  try {
+    const url = new URL(event.senderFrame?.url ?? '')
+    url.hash = ''
+    url.search = ''
+    return url.href === RENDERER_URL
+  } catch {
+    return false
+  }
+}
+
+/** The request id a stream call's first argument carries (the dispatcher validates it fully). */
+function streamRequestId(args: readonly unknown[]): string {
+  const first = args[0]
+  return typeof first === 'object' && first !== null && 'requestId' in first && typeof first.requestId === 'string' ? first.requestId : ''
 }
 
 function createWindow(): BrowserWindow {
@@ -81,11 +100,40 @@ function hardenSession(): void {
   session.defaultSession.setPermissionCheckHandler(() => false)
 }
 
-function registerIpc(): void {
-  ipcMain.handle('app:version', (event) => {
-    assertTrustedSender(event)
-    return app.getVersion()
-  })
+/** One handler per channel; replies are `{ ok, result | error }` envelopes, never rejections. */
+function registerIpc(running: App): void {
+  for (const channel of Object.keys(API_METHODS).filter(isApiChannel)) {
+    const isStream = API_METHODS[channel] === 'stream'
+    ipcMain.handle(channel, async (event, ...args: unknown[]): Promise<DispatchOutcome> => {
+      if (!isTrustedSender(event)) return { ok: false, error: { name: 'ForbiddenError', message: 'IPC from an untrusted frame.' } }
+      const sender = event.sender
+      const controller = new AbortController()
+      const onGone = (): void => controller.abort()
+      sender.once('destroyed', onGone)
+      const requestId = isStream ? streamRequestId(args) : ''
+      try {
+        return await running.dispatch(channel, args, {
+          emit: (streamed) => {
+            if (!sender.isDestroyed()) sender.send(STREAM_EVENT_CHANNEL, { requestId, event: streamed })
+          },
+          signal: controller.signal
+        })
+      } finally {
+        sender.off('destroyed', onGone)
+      }
+    })
+  }
+}
+
+/** Starts the services; on failure (e.g. an unreadable database) tells the user and quits. */
+function startServices(): App | null {
+  try {
+    return createApp({ appVersion: app.getVersion(), devRoot: app.isPackaged ? null : undefined })
+  } catch (err) {
+    dialog.showErrorBox('Tandem cannot start', err instanceof Error ? err.message : String(err))
+    app.quit()
+    return null
+  }
 }
 
 // Every web contents (windows, popups): no navigation away from the bundled page, links go to the OS.
@@ -117,9 +165,20 @@ if (!app.requestSingleInstanceLock()) {
     if (process.platform !== 'darwin') app.quit()
   })
 
+  // Stop generations, close the model and the database before the process exits.
+  app.on('will-quit', (event) => {
+    const running = services
+    if (running === null) return
+    services = null
+    event.preventDefault()
+    void running.dispose().finally(() => app.quit())
+  })
+
   void app.whenReady().then(() => {
     hardenSession()
-    registerIpc()
+    services = startServices()
+    if (services === null) return
+    registerIpc(services)
     mainWindow = createWindow()
     app.on('activate', () => {
       if (BrowserWindow.getAllWindows().length === 0) mainWindow = createWindow()

@@ -12,9 +12,13 @@ export const HELP = `Usage:
                   [--chat] [--system TEXT] [--json] [--tokenizer PATH] [--prefill-chunk N]
                   [--threads N] [--cache-dir DIR] [--stats]
   tandem info --model PATH [--tokenizer PATH] [--json]
+  tandem serve [--port N] [--data-dir DIR] [--models DIR]... [--no-open]
 
 PATH is a GGUF file, a llama2.c .bin checkpoint, or a Hugging Face folder (config.json + safetensors).
-generate prints only the generated continuation; --json prints one JSON object with text, token ids and stats.`
+generate prints only the generated continuation; --json prints one JSON object with text, token ids and stats.
+serve runs the app in the browser: it serves the UI and its API on 127.0.0.1 only and prints the address to
+open (with a per-launch token); --port 0 (the default) picks a free port, --models adds model folders for this
+run, --no-open does not open the browser.`
 
 export interface GenerateArgs {
   readonly command: 'generate'
@@ -45,7 +49,18 @@ export interface InfoArgs {
   readonly json: boolean
 }
 
-export type CliArgs = GenerateArgs | InfoArgs | { readonly command: 'help' }
+export interface ServeArgs {
+  readonly command: 'serve'
+  /** 0 = a free port */
+  readonly port: number
+  readonly dataDir?: string
+  /** extra model folders for this run */
+  readonly models: readonly string[]
+  /** open the page in the system browser */
+  readonly open: boolean
+}
+
+export type CliArgs = GenerateArgs | InfoArgs | ServeArgs | { readonly command: 'help' }
 
 function num(value: string | undefined, flag: string, fallback: number, check: (n: number) => boolean, rule: string): number {
   if (value === undefined) return fallback
@@ -60,6 +75,7 @@ const isInt = (n: number): boolean => Number.isInteger(n)
 export function parseCli(argv: readonly string[]): CliArgs {
   const [command, ...rest] = argv
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') return { command: 'help' }
+  if (command === 'serve') return parseServe(rest)
   if (command !== 'generate' && command !== 'info') throw new UsageError(`unknown command "${command}"`)
   let parsed
   try {
@@ -115,5 +131,33 @@ export function parseCli(argv: readonly string[]): CliArgs {
     prefillChunk: num(v['prefill-chunk'], 'prefill-chunk', 128, (n) => isInt(n) && n >= 1 && n <= 65536, 'an integer ≥ 1'),
     threads,
     cacheDir: v['cache-dir']
+  }
+}
+
+/** Parses the flags of `tandem serve`. */
+function parseServe(rest: readonly string[]): ServeArgs {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: [...rest],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        port: { type: 'string' },
+        'data-dir': { type: 'string' },
+        models: { type: 'string', multiple: true },
+        'no-open': { type: 'boolean' }
+      }
+    })
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e))
+  }
+  const v = parsed.values
+  return {
+    command: 'serve',
+    port: num(v.port, 'port', 0, (n) => isInt(n) && n >= 0 && n <= 65535, 'an integer from 0 to 65535'),
+    dataDir: v['data-dir'],
+    models: v.models ?? [],
+    open: !(v['no-open'] ?? false)
   }
 }

@@ -87,7 +87,10 @@ export function createDispatch(handlers: ApiHandlers, validators: ApiValidators 
       return { ok: true, result: result ?? null }
     } catch (err) {
       const e = toApiError(err)
-      if (e.name === 'InternalError') process.stderr.write(`tandem: ${channel.slice(0, 100)} failed: ${e.stack ?? e.message}\n`)
+      if (e.name === 'InternalError') {
+        const detail = e.cause instanceof Error ? (e.cause.stack ?? e.cause.message) : e.message
+        process.stderr.write(`tandem: ${channel.slice(0, 100)} failed: ${detail}\n`)
+      }
       return { ok: false, error: e.toShape() }
     }
   }

@@ -9,7 +9,7 @@ import type { ChatMessage } from '../engine'
 import type { ChatEvent, EditRequest, Message, ModelEntry, RegenerateRequest, SendRequest } from '../../preload/api'
 import type { Store, Message as StoredMessage } from '../store'
 import { messageContent } from './api-validate'
-import { ApiError, errorMessage, invalid, toApiError } from './errors'
+import { ApiError, invalid, toApiError } from './errors'
 import { toApiMessage, type ConversationsService } from './conversations-service'
 import { ModelSlot } from './model-slot'
 import type { ModelsService } from './models-service'
@@ -197,7 +197,6 @@ export class ChatService {
       return toApiMessage(messages.update(assistant.id, { content: r.text, status, error: null, stats }))
     } catch (err) {
       const apiError = toApiError(err)
-      if (apiError.name === 'InternalError') process.stderr.write(`tandem: chat generation failed: ${errorMessage(err)}\n`)
       try {
         messages.update(assistant.id, { content, status: 'error', error: apiError.message })
       } catch {

@@ -92,6 +92,12 @@ function Shell({ api }: { api: Api }): JSX.Element {
   const chat = useChat({ conversationId: selectedId, defaults, onCreated, onChanged })
   const { conversation } = chat
 
+  // A model problem (missing, unusable) means the model list is stale: rescan so the picker tells the truth.
+  const reloadModels = settingsState.reload
+  useEffect(() => {
+    if (chat.actionError?.action === 'settings') void reloadModels()
+  }, [chat.actionError, reloadModels])
+
   const modelId = conversation !== null ? (conversation.modelId ?? defaults.modelId) : chat.draft.modelId
   const title = conversation?.title ?? null
   useEffect(() => {
@@ -151,9 +157,10 @@ function Shell({ api }: { api: Api }): JSX.Element {
 
   const renameConversation = useCallback(
     (id: string, newTitle: string) => {
-      void conversations.rename(id, newTitle).then((failure) => {
+      // The open conversation goes through the chat state so its header updates too.
+      const rename = id === conversation?.id ? chat.updateConversation({ title: newTitle }) : conversations.rename(id, newTitle)
+      void rename.then((failure) => {
         if (failure !== null) showError(`Could not rename: ${failure.detail}`)
-        else if (id === conversation?.id) void chat.updateConversation({})
       })
     },
     [conversations, conversation?.id, chat, showError]

@@ -36,6 +36,8 @@ export interface SessionConfig {
   /** threads across independent ops; 1 for the sequential decoder graphs we build */
   readonly interOpThreads?: number
   readonly optimizationLevel?: GraphOptimizationLevel
+  /** when set, ORT writes a per-node JSON profile whose path starts with this prefix (see `endProfiling`) */
+  readonly profileFilePrefix?: string
 }
 
 /** A tensor handed to or returned by a session (ORT's own type, re-exported so callers need not import ORT). */
@@ -47,6 +49,8 @@ export interface OrtSession {
   readonly outputNames: readonly string[]
   /** Runs synchronously on the calling thread inside ORT (the promise resolves after the work is done). */
   run(feeds: Readonly<Record<string, OrtTensor>>, fetches?: readonly string[]): Promise<Record<string, OrtTensor>>
+  /** Flushes the profile of a session created with `profileFilePrefix` (no-op otherwise). */
+  endProfiling(): void
   release(): Promise<void>
 }
 
@@ -81,7 +85,8 @@ function sessionOptions(config: SessionConfig): ort.InferenceSession.SessionOpti
     ...(config.intraOpThreads !== undefined ? { intraOpNumThreads: config.intraOpThreads } : {}),
     ...(config.interOpThreads !== undefined ? { interOpNumThreads: config.interOpThreads } : {}),
     graphOptimizationLevel: config.optimizationLevel ?? 'all',
-    executionMode: 'sequential'
+    executionMode: 'sequential',
+    ...(config.profileFilePrefix !== undefined ? { enableProfiling: true, profileFilePrefix: config.profileFilePrefix } : {})
   }
 }
 
@@ -98,6 +103,9 @@ export async function createSession(model: string | Uint8Array, config: SessionC
     async run(feeds, fetches) {
       if (released) throw new Error('session already released')
       return fetches ? session.run(feeds, [...fetches]) : session.run(feeds)
+    },
+    endProfiling() {
+      if (!released && config.profileFilePrefix !== undefined) session.endProfiling()
     },
     async release() {
       if (released) return

@@ -1,6 +1,7 @@
 /**
  * @file A small ONNX graph builder over onnx-proto: graph inputs/outputs, initializers and nodes with
- * readable unique names, then protobuf bytes. Opset 21 plus `com.microsoft` 1 (for MatMulNBits).
+ * readable unique names, then protobuf bytes. Opset 21 plus `com.microsoft` 1 (MatMulNBits, RotaryEmbedding,
+ * SkipSimplifiedLayerNormalization).
  */
 import onnxProto from 'onnx-proto'
 import type { onnx as OnnxTypes } from 'onnx-proto'
@@ -11,7 +12,7 @@ const onnx = onnxProto.onnx
 export const ONNX_IR_VERSION = 10
 /** Default-domain opset the emitters target. */
 export const ONNX_OPSET = 21
-/** Microsoft contrib domain (MatMulNBits, SimplifiedLayerNormalization lives in the default domain). */
+/** Microsoft contrib domain (MatMulNBits, RotaryEmbedding; SimplifiedLayerNormalization lives in the default domain). */
 export const MS_DOMAIN = 'com.microsoft'
 
 /**
@@ -49,7 +50,7 @@ export class GraphTooLargeError extends Error {
 export interface NodeOptions {
   /** base for the node and output names (made unique) */
   readonly name?: string
-  /** explicit output value names (default: one generated output) */
+  /** explicit output value names (default: one generated output); '' leaves an optional output out */
   readonly outputs?: readonly string[]
   /** number of generated outputs when `outputs` is not given */
   readonly outputCount?: number
@@ -145,6 +146,7 @@ export class GraphBuilder {
     const nodeName = this.uniqueName(`${base}/node`)
     const outputs = options.outputs
       ? options.outputs.map((o) => {
+          if (o === '') return o // an optional output left out
           if (this.usedNames.has(o)) throw new Error(`graph value ${o} produced twice`)
           this.usedNames.add(o)
           return o

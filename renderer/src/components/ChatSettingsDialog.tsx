@@ -1,7 +1,7 @@
 /** @file Per-conversation settings: system prompt and sampling (temperature, top-p, max tokens). */
 import { useState, type JSX } from 'react'
 import type { ConversationPatch, SamplingSettings } from '../../../preload/api'
-import type { UiError } from '../lib/errors'
+import { errorText, type UiError } from '../lib/errors'
 import { LIMITS } from '../lib/limits'
 import { Modal } from './Modal'
 import { parseDraft, SamplingFields, toDraft } from './SamplingFields'
@@ -36,7 +36,7 @@ export function ChatSettingsDialog({ systemPrompt, sampling, defaults, onSave, o
           void onSave({ systemPrompt: prompt, sampling: parsed.value }).then((failure) => {
             setSaving(false)
             if (failure === null) onClose()
-            else setError(`${failure.detail}. ${failure.hint}`)
+            else setError(errorText(failure))
           })
         }}
       >

@@ -1,8 +1,8 @@
 /** @file What a new chat shows before the first message: the model in use, or how to get one. */
 import type { JSX } from 'react'
 import type { ModelEntry } from '../../../preload/api'
-import { Icon } from './icons'
 import { MOD_KEY_LABEL as MOD_KEY } from '../lib/platform'
+import { Icon } from './icons'
 
 interface EmptyStateProps {
   readonly loading: boolean

@@ -7,7 +7,7 @@ interface ErrorBannerProps {
   readonly error: UiError
   readonly onOpenSettings: () => void
   readonly onRetry?: () => void
-  readonly onDismiss: () => void
+  readonly onDismiss?: () => void
 }
 
 /** role=alert, so screen readers announce it when it appears. */
@@ -36,9 +36,11 @@ export function ErrorBanner({ error, onOpenSettings, onRetry, onDismiss }: Error
             Reload
           </button>
         )}
-        <button type="button" className="icon-button" aria-label="Dismiss error" onClick={onDismiss}>
-          <Icon name="close" size={16} />
-        </button>
+        {onDismiss !== undefined && (
+          <button type="button" className="icon-button" aria-label="Dismiss error" onClick={onDismiss}>
+            <Icon name="close" size={16} />
+          </button>
+        )}
       </div>
     </div>
   )

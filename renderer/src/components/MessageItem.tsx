@@ -5,7 +5,6 @@
 import { memo, useState, type JSX } from 'react'
 import type { Message } from '../../../preload/api'
 import { copyText } from '../lib/clipboard'
-import { describeError } from '../lib/errors'
 import { formatStatsDetail, formatStatsLine } from '../lib/format'
 import { LIMITS } from '../lib/limits'
 import { Markdown } from '../markdown/Markdown'
@@ -105,7 +104,6 @@ export const MessageItem = memo(function MessageItem(props: MessageItemProps): J
   const isUser = message.role === 'user'
   const isPending = message.id.startsWith('pending-')
   const streaming = message.status === 'streaming'
-  const error = message.status === 'error' ? describeError({ name: 'GenerationError', message: message.error ?? 'The reply failed.' }) : null
 
   const copy = (): void => {
     void copyText(message.content).then((ok) => {
@@ -130,7 +128,7 @@ export const MessageItem = memo(function MessageItem(props: MessageItemProps): J
         ) : isUser ? (
           <UserText content={message.content} />
         ) : message.id === PENDING_ASSISTANT_ID || (streaming && message.content === '') ? (
-          <span className="typing" aria-label="Waiting for the reply">
+          <span className="typing" role="img" aria-label="Waiting for the reply">
             <span />
             <span />
             <span />
@@ -138,15 +136,15 @@ export const MessageItem = memo(function MessageItem(props: MessageItemProps): J
         ) : (
           <div className="reply-text">
             <Markdown text={message.content} />
-            {streaming && <span className="caret" aria-hidden="true" />}
           </div>
         )}
-        {error !== null && (
-          <div className="message-error" role="alert">
+        {message.status === 'error' && (
+          <div className="message-error">
             <Icon name="alert" size={16} />
-            <div>
-              <strong>{error.title}.</strong> {error.detail} <span className="hint">{error.hint}</span>
-            </div>
+            <p>
+              <strong>No reply.</strong> {message.error ?? 'The reply failed.'}
+              {props.isLastReply && <span className="hint"> Fix the cause, then use Regenerate to try again.</span>}
+            </p>
           </div>
         )}
       </div>

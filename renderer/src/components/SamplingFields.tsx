@@ -1,12 +1,13 @@
 /** @file Temperature, top-p and max tokens as labelled number fields, validated into SamplingSettings. */
 import type { JSX } from 'react'
 import type { SamplingSettings } from '../../../preload/api'
+import { LIMITS } from '../lib/limits'
 
 /** Accepted ranges; the engine clamps too, these keep the UI honest. */
 export const SAMPLING_RANGES = {
-  temperature: { min: 0, max: 2, step: 0.05 },
+  temperature: { min: 0, max: LIMITS.maxTemperature, step: 0.05 },
   topP: { min: 0.01, max: 1, step: 0.01 },
-  maxTokens: { min: 1, max: 32_768, step: 1 }
+  maxTokens: { min: 1, max: LIMITS.maxReplyTokens, step: 1 }
 } as const
 
 /** The fields as typed (strings, so half-typed numbers are allowed). */

@@ -1,6 +1,7 @@
 /** @file App settings: theme, model folders (add, remove, missing ones flagged), default model and sampling. */
-import { useState, type JSX } from 'react'
+import { useEffect, useState, type JSX } from 'react'
 import type { ThemeSetting } from '../../../preload/api'
+import { errorText } from '../lib/errors'
 import { LIMITS } from '../lib/limits'
 import type { SettingsState } from '../state/use-settings'
 import { Icon } from './icons'
@@ -32,7 +33,7 @@ function FoldersSection({ state }: { state: SettingsState }): JSX.Element {
         setPath('')
         setError(null)
       } else {
-        setError(`${failure.detail}. ${failure.hint}`)
+        setError(errorText(failure))
       }
     })
   }
@@ -56,7 +57,7 @@ function FoldersSection({ state }: { state: SettingsState }): JSX.Element {
                 className="button-ghost button-small"
                 aria-label={`Remove folder ${f.path}`}
                 onClick={() => {
-                  void state.removeFolder(f.path).then((failure) => setError(failure === null ? null : `${failure.detail}. ${failure.hint}`))
+                  void state.removeFolder(f.path).then((failure) => setError(failure === null ? null : errorText(failure)))
                 }}
               >
                 Remove
@@ -154,7 +155,7 @@ function SamplingSection({ state }: { state: SettingsState }): JSX.Element | nul
             return
           }
           void state.update({ sampling: parsed.value }).then((failure) =>
-            setStatus(failure === null ? { ok: true, text: 'Saved.' } : { ok: false, text: `${failure.detail}. ${failure.hint}` })
+            setStatus(failure === null ? { ok: true, text: 'Saved.' } : { ok: false, text: errorText(failure) })
           )
         }}
       >
@@ -178,11 +179,16 @@ function SamplingSection({ state }: { state: SettingsState }): JSX.Element | nul
 /** The Settings dialog. */
 export function SettingsDialog({ state, onClose }: { state: SettingsState; onClose: () => void }): JSX.Element {
   const theme = state.settings?.theme ?? 'system'
+  const { reload } = state
+  // Folders can appear or vanish on disk at any time: rescan whenever the dialog opens.
+  useEffect(() => {
+    void reload()
+  }, [reload])
   return (
     <Modal title="Settings" onClose={onClose} className="modal-wide">
       {state.error !== null && (
         <p className="form-error" role="alert">
-          {state.error.title}: {state.error.detail}. {state.error.hint}
+          {state.error.title}: {errorText(state.error)}
         </p>
       )}
       <section className="settings-section" aria-labelledby="settings-appearance">

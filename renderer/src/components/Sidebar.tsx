@@ -1,12 +1,12 @@
 /** @file The sidebar: New chat, search (titles and content), the conversation list, and Settings. */
 import type { JSX, RefObject } from 'react'
 import type { ConversationSummary, SearchHit } from '../../../preload/api'
-import type { UiError } from '../lib/errors'
+import { errorText, type UiError } from '../lib/errors'
 import { LIMITS } from '../lib/limits'
+import { MOD_KEY_LABEL as MOD_KEY } from '../lib/platform'
 import { ConversationList } from './ConversationList'
 import { Icon } from './icons'
 import { SearchResults } from './SearchResults'
-import { MOD_KEY_LABEL as MOD_KEY } from '../lib/platform'
 
 interface SidebarProps {
   readonly open: boolean
@@ -80,7 +80,7 @@ export function Sidebar(props: SidebarProps): JSX.Element {
           )
         ) : props.listError !== null ? (
           <p className="sidebar-note" role="alert">
-            Could not load conversations: {props.listError.detail}. {props.listError.hint}
+            Could not load conversations. {errorText(props.listError)}
           </p>
         ) : props.conversations.length === 0 ? (
           <p className="sidebar-note">{props.loading ? 'Loading…' : 'No conversations yet. Start one with New chat.'}</p>

@@ -30,70 +30,61 @@ export function errorParts(error: unknown): { name: string; message: string } {
 
 const matches = (text: string, ...words: string[]): boolean => words.some((w) => text.includes(w))
 
-/** Classifies an error by its name (preferred) or message into a headline and next step. */
+const NO_MODEL_HINT = 'Add a folder with GGUF, llama2.c or Hugging Face models in Settings, then pick a model.'
+
+/** What each error name the Api uses (main/services/errors.ts) means for the user. */
+const BY_NAME: Readonly<Record<string, Omit<UiError, 'detail'>>> = {
+  NoModelError: { title: 'No model available', hint: NO_MODEL_HINT, action: 'settings' },
+  ModelError: {
+    title: 'The model could not be loaded',
+    hint: 'Pick another model in the header, or check in Settings that the file is complete and supported.',
+    action: 'settings'
+  },
+  ContextOverflowError: {
+    title: 'Too long for this model',
+    hint: 'Shorten the message or start a new chat; a model with a longer context can take more.',
+    action: 'none'
+  },
+  // The app's validation messages already say what to fix.
+  ValidationError: { title: 'That was not accepted', hint: '', action: 'none' },
+  NotFoundError: {
+    title: 'Not found',
+    hint: 'It may have been deleted, perhaps in another window. Start a new chat or pick one from the list.',
+    action: 'none'
+  },
+  BusyError: { title: 'Still answering', hint: 'Wait for the current reply, or press Esc to stop it.', action: 'none' },
+  UnauthorizedError: {
+    title: 'This page cannot reach Tandem',
+    hint: 'Open the full address that `tandem serve` printed (it includes the access token).',
+    action: 'none'
+  },
+  ShutdownError: { title: 'Tandem is closing', hint: 'Start Tandem again to continue.', action: 'reload' },
+  InternalError: {
+    title: 'Something went wrong inside Tandem',
+    hint: 'Try again. If it keeps happening, restart Tandem.',
+    action: 'retry'
+  }
+}
+
+/** Detail and hint as one sentence-punctuated line, for inline messages. */
+export function errorText(error: UiError): string {
+  const detail = /[.!?…]$/.test(error.detail.trim()) ? error.detail.trim() : `${error.detail.trim()}.`
+  return error.hint === '' ? detail : `${detail} ${error.hint}`
+}
+
+/** Classifies an error by its Api name, or for anything else (network failures) by its message. */
 export function describeError(error: unknown): UiError {
   const { name, message } = errorParts(error)
-  const n = name.toLowerCase()
-  const m = message.toLowerCase()
   const detail = message === '' ? name : message
-
-  if (matches(n, 'nomodel') || (matches(m, 'no model') && !matches(m, 'load'))) {
-    return {
-      title: 'No model selected',
-      detail,
-      hint: 'Add a folder with GGUF, llama2.c or Hugging Face models in Settings, then pick a model.',
-      action: 'settings'
-    }
-  }
-  if (matches(n, 'modelnotfound', 'modelmissing') || (matches(m, 'model') && matches(m, 'not found', 'no such', 'missing', 'enoent'))) {
-    return {
-      title: 'The model is no longer there',
-      detail,
-      hint: 'The file or folder may have moved. Pick another model, or check the model folders in Settings.',
-      action: 'settings'
-    }
-  }
-  if (matches(n, 'modelformat', 'modelload', 'unsupported') || matches(m, 'failed to load', 'could not load', 'cannot load', 'unsupported')) {
-    return {
-      title: 'The model could not be loaded',
-      detail,
-      hint: 'Pick another model in the header. If this model should work, check the file is complete.',
-      action: 'settings'
-    }
-  }
-  if (matches(n, 'context', 'toolong') || matches(m, 'context', 'too long', 'too many tokens')) {
-    return {
-      title: 'The message is too long for this model',
-      detail,
-      hint: 'Shorten the message, start a new chat, or pick a model with a longer context.',
-      action: 'none'
-    }
-  }
-  if (matches(n, 'validation', 'invalid', 'input', 'usage', 'toolarge') || matches(m, 'must be', 'too large', 'exceeds')) {
-    return { title: 'That request was not accepted', detail, hint: 'Check the input and try again.', action: 'none' }
-  }
-  if (matches(n, 'notfound') || matches(m, 'not found')) {
-    return {
-      title: 'Not found',
-      detail,
-      hint: 'It may have been deleted in another window. Reload to see the current list.',
-      action: 'reload'
-    }
-  }
-  if (matches(n, 'network', 'connection', 'typeerror') || matches(m, 'failed to fetch', 'network', 'econnrefused')) {
+  const known = BY_NAME[name]
+  if (known !== undefined) return { ...known, detail }
+  const m = message.toLowerCase()
+  if (name === 'TypeError' || matches(m, 'failed to fetch', 'network', 'econnrefused', 'connection')) {
     return {
       title: 'Lost the connection to Tandem',
       detail,
       hint: 'Check that Tandem (or `tandem serve`) is still running, then reload the page.',
       action: 'reload'
-    }
-  }
-  if (matches(n, 'generation', 'engine', 'worker') || matches(m, 'generation', 'inference')) {
-    return {
-      title: 'Generation failed',
-      detail,
-      hint: 'Try Regenerate. If it keeps failing, pick another model or restart Tandem.',
-      action: 'retry'
     }
   }
   return { title: 'Something went wrong', detail, hint: 'Try again. If it keeps happening, restart Tandem.', action: 'retry' }

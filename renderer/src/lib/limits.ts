@@ -11,5 +11,9 @@ export const LIMITS: typeof API_LIMITS = {
   maxTitleChars: 500,
   maxSystemPromptChars: 100_000,
   maxSearchChars: 500,
-  maxPathChars: 4096
+  maxPathChars: 4096,
+  maxIdChars: 200,
+  maxModelFolders: 64,
+  maxTemperature: 2,
+  maxReplyTokens: 32_768
 }

@@ -1,7 +1,7 @@
 /** @file The open conversation in the URL hash (#/c/<id>), so a reload reopens it and Back works. */
 import { useCallback, useEffect, useState } from 'react'
 
-const ROUTE = /^#\/c\/([A-Za-z0-9_-]{1,128})$/
+const ROUTE = /^#\/c\/([A-Za-z0-9_-]{1,200})$/
 
 function readRoute(): string | null {
   return ROUTE.exec(window.location.hash)?.[1] ?? null

@@ -1,0 +1,63 @@
+/** @file Command-line flags of `npm run bench`. */
+import { BENCH_MODEL_IDS, type BenchModelId } from './models'
+
+/** Parsed flags. */
+export interface BenchArgs {
+  readonly models: readonly BenchModelId[]
+  /** measured repetitions per phase and peer */
+  readonly reps: number
+  /** probe (warm-up and thread choice) rounds */
+  readonly probeRounds: number
+  /** results folder */
+  readonly outDir: string | null
+  readonly quick: boolean
+}
+
+/** Most repetitions accepted (each is a full prefill or 128-token decode per peer). */
+const MAX_REPS = 50
+
+export const USAGE = `usage: npm run bench -- [--quick] [--models f32,q8_0,q4_0,500m,stories260k] [--reps N] [--out DIR]
+  --quick     stories260K + the 110M Q4_0 model, 1 repetition (smoke run)
+  --models    which models (default: stories260k,f32,q8_0,q4_0; add 500m for the ~500M Q4_0 shape)
+  --reps N    measured repetitions per phase and peer (default 3)
+  --out DIR   results folder (default bench/results)`
+
+function isModelId(s: string): s is BenchModelId {
+  return BENCH_MODEL_IDS.some((id) => id === s)
+}
+
+/** Parses argv (without node and script); throws with the usage on bad input. */
+export function parseBenchArgs(argv: readonly string[]): BenchArgs {
+  let models: BenchModelId[] | null = null
+  let reps: number | null = null
+  let outDir: string | null = null
+  let quick = false
+  const value = (i: number, flag: string): string => {
+    const v = argv[i + 1]
+    if (v === undefined || v.startsWith('--')) throw new Error(`${flag} needs a value\n${USAGE}`)
+    return v
+  }
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]
+    if (a === '--quick') quick = true
+    else if (a === '--models') {
+      const list = value(i++, a).split(',').map((s) => s.trim().toLowerCase()).filter((s) => s.length > 0)
+      const bad = list.filter((s) => !isModelId(s))
+      if (bad.length > 0 || list.length === 0) throw new Error(`unknown model(s) ${bad.join(', ')}; known: ${BENCH_MODEL_IDS.join(', ')}\n${USAGE}`)
+      models = BENCH_MODEL_IDS.filter((id) => list.includes(id))
+    } else if (a === '--reps') {
+      const n = Number(value(i++, a))
+      if (!Number.isInteger(n) || n < 1 || n > MAX_REPS) throw new Error(`--reps must be an integer in [1, ${MAX_REPS}]\n${USAGE}`)
+      reps = n
+    } else if (a === '--out') outDir = value(i++, a)
+    else if (a === '--help' || a === '-h') throw new Error(USAGE)
+    else throw new Error(`unknown argument ${a}\n${USAGE}`)
+  }
+  return {
+    models: models ?? (quick ? ['stories260k', 'q4_0'] : ['stories260k', 'f32', 'q8_0', 'q4_0']),
+    reps: reps ?? (quick ? 1 : 3),
+    probeRounds: quick ? 1 : 2,
+    outDir,
+    quick
+  }
+}

@@ -1,0 +1,143 @@
+/**
+ * @file `npm run bench`: Tandem against llama.cpp (node-llama-cpp, CPU backend) on the same GGUF files,
+ * with this machine's memory-bandwidth and MatMul ceilings measured in the same run. Writes
+ * bench/results/<date>.json (every rep) and <date>.md (the table, also printed). Progress goes to stderr.
+ */
+import { existsSync } from 'node:fs'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { cpus, loadavg, release, totalmem } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseBenchArgs } from './args'
+import { runLimitsChild } from './child-handle'
+import { summarizeGguf } from './gguf-summary'
+import { ensureBenchModel, type BenchModelFile } from './models'
+import { ensurePeers, peerPackageVersion } from './peers-install'
+import type { LimitSamples } from './protocol'
+import { combineLimits, modelRows, renderMarkdown } from './report'
+import { benchmarkModel, CONTEXT_SIZE, LLAMA_BATCH_SIZE, type ModelRecord } from './schedule'
+
+const BENCH_DIR = dirname(fileURLToPath(import.meta.url))
+const PEERS_DIR = join(BENCH_DIR, 'peers')
+const MODELS_DIR = join(BENCH_DIR, '.models')
+/** Thread counts every peer is tried with (this machine class has 2 cores). */
+const THREAD_COUNTS = [1, 2]
+/** The limits probes: a 512 MiB float32 buffer and a 1024×4096·4096×4096 MatMul (34 GFLOP). */
+const LIMITS = { bandwidthBytes: 512 * 2 ** 20, matmul: [1024, 4096, 4096] as const, reps: 5 }
+const LIMITS_QUICK = { ...LIMITS, reps: 2 }
+
+const log = (line: string): void => {
+  process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`)
+}
+
+const loadLine = (): string => loadavg().map((x) => x.toFixed(1)).join(' ')
+
+async function measureLimits(quick: boolean, when: string): Promise<{ samples: readonly LimitSamples[]; ortVersion: string }> {
+  log(`measuring machine limits (${when})`)
+  const cfg = quick ? LIMITS_QUICK : LIMITS
+  const r = await runLimitsChild({ role: 'limits', bandwidthBytes: cfg.bandwidthBytes, matmul: cfg.matmul, threadCounts: THREAD_COUNTS, reps: cfg.reps })
+  for (const s of r.samples) {
+    const best = (v: readonly number[]): string => Math.max(...v).toFixed(1)
+    log(`  ${s.threads} thread(s): best ${best(s.bandwidthGBs)} GB/s read, ${best(s.matmulGflops)} GFLOP/s MatMul`)
+  }
+  return r
+}
+
+async function main(): Promise<void> {
+  const args = parseBenchArgs(process.argv.slice(2))
+  const started = new Date()
+  const loadAtStart = loadLine()
+  log(`models ${args.models.join(', ')}; ${args.reps} rep(s), ${args.probeRounds} probe round(s); load average ${loadAtStart}`)
+  await ensurePeers(PEERS_DIR, log)
+
+  const files: BenchModelFile[] = []
+  for (const id of args.models) files.push(await ensureBenchModel(id, MODELS_DIR, log))
+  await mkdir(MODELS_DIR, { recursive: true })
+  // a fresh graph cache per run: the first Tandem load of each model compiles, the second is a cache hit
+  const graphCacheDir = await mkdtemp(join(MODELS_DIR, 'graphs-'))
+  const records: ModelRecord[] = []
+  let limitsStart: Awaited<ReturnType<typeof measureLimits>>
+  let limitsEnd: Awaited<ReturnType<typeof measureLimits>>
+  try {
+    limitsStart = await measureLimits(args.quick, 'start')
+    for (const model of files) {
+      log(`${model.label}: ${model.path}`)
+      const summary = await summarizeGguf(model.path)
+      records.push(
+        await benchmarkModel(model, summary, { reps: args.reps, probeRounds: args.probeRounds, threadCounts: THREAD_COUNTS, graphCacheDir, peersDir: PEERS_DIR, log })
+      )
+    }
+    limitsEnd = await measureLimits(args.quick, 'end')
+  } finally {
+    await rm(graphCacheDir, { recursive: true, force: true })
+  }
+  const finished = new Date()
+  const limits = combineLimits([limitsStart.samples, limitsEnd.samples])
+  const rows = records.flatMap((r) => modelRows(r, limits))
+
+  const llamaDetails = records.flatMap((r) => r.loads).find((l) => l.peer === 'llama.cpp')?.details ?? {}
+  const versions = {
+    node: process.version,
+    onnxruntimeNode: limitsStart.ortVersion,
+    nodeLlamaCpp: await peerPackageVersion(PEERS_DIR, 'node-llama-cpp'),
+    llamaCppRelease: String(llamaDetails.llamaCppRelease ?? 'unknown'),
+    transformersJs: await peerPackageVersion(PEERS_DIR, '@huggingface/transformers')
+  }
+  const cpu = cpus()
+  const machine = { cpuModel: cpu[0]?.model ?? 'unknown', cores: cpu.length, totalMemBytes: totalmem(), kernel: release(), loadAverageStart: loadAtStart, loadAverageEnd: loadLine() }
+  const minutes = (finished.getTime() - started.getTime()) / 60000
+  const machineLine =
+    `${machine.cpuModel}, ${machine.cores} cores, ${Math.round(machine.totalMemBytes / 2 ** 30)} GiB; Node ${versions.node}, onnxruntime-node ${versions.onnxruntimeNode}, ` +
+    `node-llama-cpp ${versions.nodeLlamaCpp} (llama.cpp ${versions.llamaCppRelease}, CPU backend, flash attention ${String(llamaDetails.flashAttention ?? '?')}). ` +
+    `Run ${started.toISOString().slice(0, 16)}Z, ${minutes.toFixed(1)} min, ${args.reps} rep(s) per phase; load average ${machine.loadAverageStart} at start, ${machine.loadAverageEnd} at end.`
+  const disagreements = rows.filter((r) => r.kind === 'prefill' && r.agreeingTokens === 0).map((r) => `${r.label} ${r.phase}`)
+  const notes = [
+    'Same GGUF file for both peers; prompts are fixed seeded token ids (normal tokens only), fed as ids (the random models have a synthetic tokenizer).',
+    'Prefill: tokens from an empty cache until the first greedy token (this is the TTFT). Decode: 128 greedy single-token steps after a ' +
+      '16-token (short) or 1,024-token context that was prefilled untimed. Tandem: createRunner forward + argmax in JS; llama.cpp: ' +
+      `LlamaContextSequence.evaluate, temperature 0, batch ${LLAMA_BATCH_SIZE}, context ${CONTEXT_SIZE}.`,
+    'Thread choice: a probe pass (the discarded warm-up) runs every phase on 1 and 2 threads per peer; the faster (best probe run) is used. ' +
+      'Decode at 1,024 uses the thread count that won the short-context decode probe.',
+    'Decode % of limit counts weight bytes only (all matrices + output head, as stored in the GGUF); the KV cache read at 1,024 context is extra.',
+    `Greedy first token of the prefill rows differs between the peers on: ${disagreements.length === 0 ? 'none' : disagreements.join(', ')}.`,
+    `transformers.js (${versions.transformersJs ?? 'not installed'}): not run. It loads only ONNX exports (onnx/model.onnx + config.json made by ` +
+      'Optimum from a PyTorch checkpoint) and has no GGUF reader, so it cannot load these weights; an export of the same random weights would ' +
+      'need our own ONNX exporter in its I/O layout, i.e. a different file and a third engine, not the same weights.'
+  ]
+  const date = started.toISOString().slice(0, 10)
+  const base = args.quick ? `${date}-quick` : date
+  const outDir = resolve(args.outDir ?? join(BENCH_DIR, 'results'))
+  const markdown = renderMarkdown({ title: `Tandem vs llama.cpp, CPU (${base})`, rows, models: records, limits, machineLine, notes })
+  const json = {
+    schema: 1,
+    startedAt: started.toISOString(),
+    finishedAt: finished.toISOString(),
+    args,
+    machine,
+    versions,
+    limits: { ...limits, samples: { start: limitsStart.samples, end: limitsEnd.samples } },
+    models: records.map((r) => ({
+      id: r.model.id,
+      label: r.model.label,
+      path: r.model.path,
+      generatedMs: r.model.generatedMs,
+      summary: { ...r.summary, normalTokenIds: r.summary.normalTokenIds.length },
+      loads: r.loads,
+      wallMs: r.wallMs
+    })),
+    rows,
+    notes
+  }
+  await mkdir(outDir, { recursive: true })
+  const jsonPath = join(outDir, `${base}.json`)
+  if (existsSync(jsonPath)) log(`overwriting ${jsonPath}`)
+  await writeFile(jsonPath, `${JSON.stringify(json, null, 2)}\n`)
+  await writeFile(join(outDir, `${base}.md`), markdown)
+  process.stdout.write(markdown)
+  log(`wrote ${jsonPath} and ${base}.md in ${minutes.toFixed(1)} min`)
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`bench failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`)
+  process.exitCode = 1
+})

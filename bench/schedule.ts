@@ -1,0 +1,235 @@
+/**
+ * @file How one model is benchmarked. Every peer × thread count gets its own child (loaded one after
+ * the other, Tandem first so its first load compiles and the second is a cache hit). A probe pass, which
+ * is also the discarded warm-up, runs every phase on every child in rotating order and picks each peer's
+ * faster thread count per phase. Then each phase runs `reps` times on the winners, alternating A/B
+ * (T L, L T, T L ...) so load from elsewhere on the machine hits both peers alike.
+ */
+import { PeerChild } from './child-handle'
+import { promptTokens, type GgufSummary } from './gguf-summary'
+import type { BenchModelFile } from './models'
+import { PEER_NAMES, type Details, type PeerName } from './protocol'
+import { median } from './stats'
+
+/** The measured phases. */
+export type PhaseId = 'prefill128' | 'prefill512' | 'decodeShort' | 'decode1024'
+
+/** One phase: prefill `tokens` prompt tokens from an empty cache, or decode `steps` tokens after `tokens` cached ones. */
+export interface PhaseSpec {
+  readonly id: PhaseId
+  readonly kind: 'prefill' | 'decode'
+  readonly tokens: number
+  readonly steps: number
+}
+
+/** Prefill at 128 and 512 prompt tokens; decode 128 tokens at short (16) and at 1,024-token context. */
+export const PHASES: readonly PhaseSpec[] = [
+  { id: 'prefill128', kind: 'prefill', tokens: 128, steps: 0 },
+  { id: 'prefill512', kind: 'prefill', tokens: 512, steps: 0 },
+  { id: 'decodeShort', kind: 'decode', tokens: 16, steps: 128 },
+  { id: 'decode1024', kind: 'decode', tokens: 1024, steps: 128 }
+]
+
+/** KV positions each child holds: 1024 context + 128 decoded, rounded up. */
+export const CONTEXT_SIZE = 2048
+/** llama.cpp batch (its default n_ubatch); Tandem chunks prefill by its own DEFAULT_PREFILL_CHUNK. */
+export const LLAMA_BATCH_SIZE = 512
+/** Decode steps per probe run (thread choice needs a rate, not the full 128). */
+const PROBE_DECODE_STEPS = 16
+/** Pause before each timed call, so the previous child's spinning worker threads have parked. */
+const SETTLE_MS = 50
+/** Seed of the prompt token ids (same prompt for every peer and model). */
+const PROMPT_SEED = 1234
+
+/** Settings of one model's run. */
+export interface ScheduleOptions {
+  readonly reps: number
+  readonly probeRounds: number
+  readonly threadCounts: readonly number[]
+  readonly graphCacheDir: string
+  readonly peersDir: string
+  readonly log: (line: string) => void
+}
+
+/** One child's load. */
+export interface LoadRecord {
+  readonly peer: PeerName
+  readonly threads: number
+  readonly loadMs: number
+  readonly details: Details
+  readonly peakRssBytes: number | null
+}
+
+/** One peer's timings in one phase. */
+export interface PeerPhaseRecord {
+  readonly threads: number
+  /** milliseconds of each measured rep (prefill: until the first greedy token; decode: all steps) */
+  readonly ms: readonly number[]
+  /** probe (warm-up) milliseconds per thread count, for the thread choice */
+  readonly probeMs: Readonly<Record<string, readonly number[]>>
+  /** the greedy tokens of the first measured rep (prefill: one) */
+  readonly tokens: readonly number[]
+  /** decode phases: milliseconds of the untimed prefill of the context */
+  readonly contextPrefillMs: number | null
+}
+
+/** One phase of one model. */
+export interface PhaseRecord {
+  readonly phase: PhaseSpec
+  readonly peers: Readonly<Record<PeerName, PeerPhaseRecord>>
+}
+
+/** Everything measured on one model. */
+export interface ModelRecord {
+  readonly model: BenchModelFile
+  readonly summary: GgufSummary
+  readonly loads: readonly LoadRecord[]
+  readonly phases: readonly PhaseRecord[]
+  readonly wallMs: number
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Children of one model: peer -> threads -> child. */
+type Children = Map<PeerName, Map<number, PeerChild>>
+
+function childOf(children: Children, peer: PeerName, threads: number): PeerChild {
+  const c = children.get(peer)?.get(threads)
+  if (!c) throw new Error(`no ${peer} child with ${threads} threads`)
+  return c
+}
+
+/** Prefill from an empty cache; returns ms and the greedy token. */
+async function prefill(child: PeerChild, prompt: readonly number[]): Promise<{ ms: number; tokens: readonly number[] }> {
+  await child.run({ op: 'reset', pos: 0 })
+  await sleep(SETTLE_MS)
+  return child.run({ op: 'evaluate', tokens: prompt, pos: 0 })
+}
+
+/** Decode `steps` after a prepared context of `ctx` tokens whose greedy next token is `first`. */
+async function decode(child: PeerChild, ctx: number, first: number, steps: number): Promise<{ ms: number; tokens: readonly number[] }> {
+  await child.run({ op: 'reset', pos: ctx })
+  await sleep(SETTLE_MS)
+  return child.run({ op: 'decode', first, pos: ctx, steps })
+}
+
+/** Fills a child's cache with the first `ctx` prompt tokens; returns the greedy next token. */
+async function prepare(child: PeerChild, prompt: readonly number[], ctx: number): Promise<{ ms: number; first: number }> {
+  const r = await prefill(child, prompt.slice(0, ctx))
+  return { ms: r.ms, first: r.tokens[0] }
+}
+
+/** Rotates `items` left by `k` (rep-dependent order, so no child always runs first). */
+function rotate<T>(items: readonly T[], k: number): T[] {
+  const n = items.length
+  return items.map((_, i) => items[(i + k) % n])
+}
+
+/** Benchmarks one model; children are always closed, also on failure. */
+export async function benchmarkModel(model: BenchModelFile, summary: GgufSummary, options: ScheduleOptions): Promise<ModelRecord> {
+  const t0 = performance.now()
+  const { log, threadCounts } = options
+  const prompt = promptTokens(summary, Math.max(...PHASES.map((p) => p.tokens)), PROMPT_SEED)
+  const children: Children = new Map(PEER_NAMES.map((p) => [p, new Map<number, PeerChild>()]))
+  const all: PeerChild[] = []
+  const loads: LoadRecord[] = []
+  try {
+    for (const threads of threadCounts) {
+      for (const peer of PEER_NAMES) {
+        const child = await PeerChild.start({
+          role: 'peer',
+          peer,
+          modelPath: model.path,
+          threads,
+          contextSize: CONTEXT_SIZE,
+          batchSize: LLAMA_BATCH_SIZE,
+          graphCacheDir: options.graphCacheDir,
+          peersDir: options.peersDir
+        })
+        children.get(peer)?.set(threads, child)
+        all.push(child)
+        log(`  loaded ${child.label} in ${(child.loadMs / 1000).toFixed(1)} s ${JSON.stringify(child.details)}`)
+      }
+    }
+
+    // probe = warm-up + thread choice: every child runs every phase (decode: short probe at short context)
+    const shortCtx = PHASES.find((p) => p.id === 'decodeShort')?.tokens ?? 16
+    const probeFirst = new Map<PeerChild, number>()
+    for (const c of all) probeFirst.set(c, (await prepare(c, prompt, shortCtx)).first)
+    const probe = new Map<string, number[]>() // `${phase}|${label}` -> ms
+    for (let round = 0; round < options.probeRounds; round++) {
+      for (const phase of PHASES.filter((p) => p.id !== 'decode1024')) {
+        for (const c of rotate(all, round)) {
+          const r = phase.kind === 'prefill'
+            ? await prefill(c, prompt.slice(0, phase.tokens))
+            : await decode(c, shortCtx, probeFirst.get(c) ?? 0, PROBE_DECODE_STEPS)
+          const key = `${phase.id}|${c.label}`
+          probe.set(key, [...(probe.get(key) ?? []), r.ms])
+        }
+      }
+      log(`  probe round ${round + 1}/${options.probeRounds} done`)
+    }
+    // decode at 1,024 uses the thread count that won the short-context decode probe
+    const probeKey = (phase: PhaseSpec): PhaseId => (phase.id === 'decode1024' ? 'decodeShort' : phase.id)
+    const winner = (peer: PeerName, phase: PhaseSpec): number => {
+      let best = threadCounts[0]
+      let bestMs = Infinity
+      for (const t of threadCounts) {
+        // fastest probe run: robust to a probe that collided with other work on the machine
+        const ms = Math.min(...(probe.get(`${probeKey(phase)}|${childOf(children, peer, t).label}`) ?? [Infinity]))
+        if (ms < bestMs) {
+          bestMs = ms
+          best = t
+        }
+      }
+      return best
+    }
+
+    const phases: PhaseRecord[] = []
+    for (const phase of PHASES) {
+      const chosen = PEER_NAMES.map((peer) => ({ peer, threads: winner(peer, phase) }))
+      const runners = chosen.map(({ peer, threads }) => childOf(children, peer, threads))
+      const first = new Map<PeerChild, number>()
+      const contextMs = new Map<PeerChild, number>()
+      if (phase.kind === 'decode') {
+        for (const c of runners) {
+          const p = await prepare(c, prompt, phase.tokens)
+          first.set(c, p.first)
+          contextMs.set(c, p.ms)
+        }
+      }
+      const ms = new Map<PeerChild, number[]>(runners.map((c) => [c, []]))
+      const tokens = new Map<PeerChild, readonly number[]>()
+      for (let rep = 0; rep < options.reps; rep++) {
+        for (const c of rotate(runners, rep)) {
+          const r = phase.kind === 'prefill'
+            ? await prefill(c, prompt.slice(0, phase.tokens))
+            : await decode(c, phase.tokens, first.get(c) ?? 0, phase.steps)
+          ms.get(c)?.push(r.ms)
+          if (!tokens.has(c)) tokens.set(c, r.tokens)
+        }
+      }
+      const peers: Partial<Record<PeerName, PeerPhaseRecord>> = {}
+      chosen.forEach(({ peer, threads }, i) => {
+        const c = runners[i]
+        const probeMs: Record<string, readonly number[]> = {}
+        for (const t of threadCounts) probeMs[String(t)] = probe.get(`${probeKey(phase)}|${childOf(children, peer, t).label}`) ?? []
+        peers[peer] = { threads, ms: ms.get(c) ?? [], probeMs, tokens: tokens.get(c) ?? [], contextPrefillMs: contextMs.get(c) ?? null }
+      })
+      const tandem = peers.tandem
+      const llama = peers['llama.cpp']
+      if (!tandem || !llama) throw new Error('unreachable: a peer has no record')
+      phases.push({ phase, peers: { tandem, 'llama.cpp': llama } })
+      log(`  ${phase.id}: tandem ${median(tandem.ms).toFixed(0)} ms (${tandem.threads}t), llama.cpp ${median(llama.ms).toFixed(0)} ms (${llama.threads}t)`)
+    }
+
+    for (const c of all) {
+      const peakRssBytes = await c.close()
+      loads.push({ peer: c.init.peer, threads: c.init.threads, loadMs: c.loadMs, details: c.details, peakRssBytes })
+    }
+    return { model, summary, loads, phases, wallMs: performance.now() - t0 }
+  } finally {
+    // on failure: close whatever is still open (close is idempotent enough: a closed child resolves at once)
+    if (loads.length < all.length) await Promise.all(all.map((c) => c.close().catch(() => null)))
+  }
+}

@@ -1,0 +1,183 @@
+/**
+ * @file The API over HTTP for browser mode and tests, bound to 127.0.0.1 only.
+ * - Every request: the Host header must be 127.0.0.1:PORT or localhost:PORT (DNS-rebinding guard), and an
+ *   Origin, when sent, must be that same origin; otherwise 403.
+ * - `POST /api/<service>/<method>` with `Authorization: Bearer <token>` (a random per-launch token, compared in
+ *   constant time) and a JSON body `{ "args": [...] }`. Calls answer `{ "result": ... }`; errors answer
+ *   `{ "error": { name, message } }` with a 4xx/5xx status. Stream methods answer `text/event-stream`:
+ *   `event: chat` per streamed event, then one `event: result` or `event: error`. A stream that fails before
+ *   its first event answers a plain JSON error instead. Closing the connection aborts the generation.
+ * - Anything else: the built renderer as static files (no token needed: the page holds no data).
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { resolve } from 'node:path'
+import { API_METHODS } from '../../preload/api'
+import { isApiChannel, type ApiDispatch } from '../services'
+import { MAX_BODY_BYTES, readBody, SECURITY_HEADERS, sendError, sendJson } from './http-util'
+import { serveStatic } from './static-files'
+
+/** The only interface the host listens on. */
+export const HOST_ADDRESS = '127.0.0.1'
+
+/** Options for startHttpHost. */
+export interface HttpHostOptions {
+  readonly dispatch: ApiDispatch
+  /** 0 (default) picks a free port */
+  readonly port?: number
+  /** folder of the built renderer; null serves no page (API only) */
+  readonly staticDir?: string | null
+  /** per-launch secret (default: 32 random bytes, hex); tests may pass their own */
+  readonly token?: string
+  readonly maxBodyBytes?: number
+}
+
+/** A running host; close() when done. */
+export interface HttpHost {
+  readonly port: number
+  /** http://127.0.0.1:PORT */
+  readonly origin: string
+  readonly token: string
+  /** the page URL with the token, what the user opens: http://127.0.0.1:PORT/?token=… */
+  readonly launchUrl: string
+  /** Stops listening, ends open connections (aborting their generations) and resolves when closed. */
+  close(): Promise<void>
+}
+
+const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest()
+
+/** Constant-time token check (hashing first makes the lengths equal, as timingSafeEqual needs). */
+function tokenMatches(header: string | undefined, expectedHash: Buffer): boolean {
+  const m = /^Bearer ([^\s]+)$/.exec(header ?? '')
+  return m !== null && timingSafeEqual(sha256(m[1]), expectedHash)
+}
+
+/** Starts listening on 127.0.0.1 and resolves once the port is known. */
+export async function startHttpHost(options: HttpHostOptions): Promise<HttpHost> {
+  const token = options.token ?? randomBytes(32).toString('hex')
+  const tokenHash = sha256(token)
+  const staticDir = options.staticDir == null ? null : resolve(options.staticDir)
+  const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES
+  let port = 0
+  const allowedHosts = (): string[] => [`${HOST_ADDRESS}:${port}`, `localhost:${port}`]
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const host = req.headers.host ?? ''
+    if (!allowedHosts().includes(host)) {
+      return sendError(res, { name: 'ForbiddenError', message: `Host "${host.slice(0, 100)}" is not allowed.` })
+    }
+    const origin = req.headers.origin
+    if (origin !== undefined && !allowedHosts().some((h) => origin === `http://${h}`)) {
+      return sendError(res, { name: 'ForbiddenError', message: 'Cross-origin requests are not allowed.' })
+    }
+    const url = new URL(req.url ?? '/', `http://${host}`)
+    if (url.pathname !== '/api' && !url.pathname.startsWith('/api/')) return serveStatic(req, res, staticDir, url.pathname)
+    if (req.method !== 'POST') {
+      return sendError(res, { name: 'MethodNotAllowedError', message: 'API calls use POST.' }, { Allow: 'POST' })
+    }
+    if (!tokenMatches(req.headers.authorization, tokenHash)) {
+      return sendError(res, { name: 'UnauthorizedError', message: 'Missing or wrong token.' }, { 'WWW-Authenticate': 'Bearer' })
+    }
+    const contentType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
+    if (contentType !== 'application/json') {
+      return sendError(res, { name: 'UnsupportedMediaTypeError', message: 'Send the arguments as application/json.' })
+    }
+    const m = /^\/api\/([A-Za-z]+)\/([A-Za-z]+)$/.exec(url.pathname)
+    const channel = m === null ? '' : `${m[1]}:${m[2]}`
+    if (!isApiChannel(channel)) {
+      return sendError(res, { name: 'UnknownMethodError', message: `Unknown API method ${url.pathname.slice(0, 100)}.` })
+    }
+    const body = await readBody(req, maxBodyBytes)
+    if (!body.ok) {
+      if (body.reason === 'too-large') {
+        sendError(res, { name: 'PayloadTooLargeError', message: `The request body is larger than ${maxBodyBytes} bytes.` }, { Connection: 'close' })
+      }
+      return
+    }
+    let args: unknown
+    try {
+      const parsed: unknown = JSON.parse(body.body.toString('utf8'))
+      if (typeof parsed !== 'object' || parsed === null || !('args' in parsed) || !Array.isArray(parsed.args)) {
+        return sendError(res, { name: 'ValidationError', message: 'The body must be a JSON object {"args": [...]}.' })
+      }
+      args = parsed.args
+    } catch {
+      return sendError(res, { name: 'InvalidJsonError', message: 'The body is not valid JSON.' })
+    }
+    if (API_METHODS[channel] === 'stream') return stream(res, channel, args, options.dispatch)
+    const outcome = await options.dispatch(channel, args, { emit: () => undefined, signal: new AbortController().signal })
+    if (outcome.ok) sendJson(res, 200, { result: outcome.result })
+    else sendError(res, outcome.error)
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      // A bug in the host itself; answer if we still can, never crash the process.
+      process.stderr.write(`tandem: HTTP host error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+      if (!res.headersSent) sendError(res, { name: 'InternalError', message: 'Internal error.' })
+      else res.destroy()
+    })
+  })
+  server.headersTimeout = 30_000
+  // Streams can run for minutes; no per-request timeout.
+  server.requestTimeout = 0
+  await new Promise<void>((resolvePromise, reject) => {
+    server.once('error', reject)
+    server.listen(options.port ?? 0, HOST_ADDRESS, () => {
+      server.off('error', reject)
+      resolvePromise()
+    })
+  })
+  const address = server.address()
+  if (address === null || typeof address === 'string') throw new Error('HTTP host: no TCP address after listen')
+  port = (address satisfies AddressInfo).port
+  const origin = `http://${HOST_ADDRESS}:${port}`
+  let closing: Promise<void> | null = null
+  return {
+    port,
+    origin,
+    token,
+    launchUrl: `${origin}/?token=${token}`,
+    close: () => {
+      closing ??= new Promise<void>((resolvePromise) => {
+        server.close(() => resolvePromise())
+        server.closeAllConnections()
+      })
+      return closing
+    }
+  }
+}
+
+/** One SSE frame; JSON text never contains a raw newline, so one data line suffices. */
+function sseFrame(event: string, data: unknown): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
+}
+
+/** Runs a stream method, answering with Server-Sent Events (or a JSON error if it fails before any event). */
+async function stream(res: ServerResponse, channel: string, args: unknown, dispatch: ApiDispatch): Promise<void> {
+  const controller = new AbortController()
+  // 'close' on the response fires when it finished or when the client went away; only the latter aborts.
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort()
+  })
+  const open = (): void => {
+    if (res.headersSent) return
+    res.writeHead(200, {
+      ...SECURITY_HEADERS,
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'X-Accel-Buffering': 'no'
+    })
+  }
+  const emit = (event: unknown): void => {
+    if (res.destroyed || res.writableEnded) return
+    open()
+    res.write(sseFrame('chat', event))
+  }
+  const outcome = await dispatch(channel, args, { emit, signal: controller.signal })
+  if (res.destroyed || res.writableEnded) return
+  if (!res.headersSent && !outcome.ok) return sendError(res, outcome.error)
+  open()
+  res.end(outcome.ok ? sseFrame('result', outcome.result) : sseFrame('error', { name: outcome.error.name, message: outcome.error.message }))
+}

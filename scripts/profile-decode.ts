@@ -1,0 +1,208 @@
+/**
+ * @file In-process speed profile of the engine (no worker): prefill and decode tokens/s of the benchmark's
+ * random ~110M Llama GGUFs (F32, Q8_0, Q4_0; written once by bench/models.ts into bench/.models/), per
+ * intra-op thread count, plus an optional ONNX Runtime per-op-type breakdown of decode steps.
+ *
+ *   node --import tsx scripts/profile-decode.ts [--models f32,q8_0,q4_0] [--threads 1,2] [--prefill 128,512]
+ *        [--contexts 16,1024] [--steps 16] [--rounds 3] [--profile] [--chunk 128]
+ *
+ * Variants are measured alternately (round-robin over rounds) and medians reported, because the machine
+ * is shared and runs vary by ±30%. Prefill: tokens/s of one forward of N tokens from an empty cache.
+ * Decode: median ms per single-token forward after a prompt of `context` tokens.
+ */
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { ensureBenchModel, type BenchModelId } from '../bench/models'
+import { createSession, type OrtSession } from '../main/engine/devices'
+import { cachedGraphExists, cachedGraphPath, compileModel, graphCacheKey, writeGraphAtomic, type CompilableModel, type GraphOptions } from '../main/engine/graph'
+import { loadModel } from '../main/engine/model'
+import { ModelEngine } from '../main/engine/runtime/model-engine'
+import { repoRoot } from '../test/helpers/paths'
+
+const MODELS_DIR = join(repoRoot, 'bench', '.models')
+const GRAPH_DIR = join(repoRoot, '.cache', 'profile-graphs')
+const PROFILE_DIR = join(repoRoot, '.cache', 'profile-traces')
+/** Largest context a run needs: the longest decode context plus the decode steps, with margin. */
+const CONTEXT_MARGIN = 64
+
+const { values: args } = parseArgs({
+  options: {
+    models: { type: 'string', default: 'f32,q8_0,q4_0' },
+    threads: { type: 'string', default: '1,2' },
+    prefill: { type: 'string', default: '128,512' },
+    contexts: { type: 'string', default: '16,1024' },
+    steps: { type: 'string', default: '16' },
+    rounds: { type: 'string', default: '3' },
+    chunk: { type: 'string' },
+    profile: { type: 'boolean', default: false }
+  }
+})
+
+const list = (s: string): number[] => s.split(',').filter(Boolean).map(Number)
+const MODEL_IDS = ['f32', 'q8_0', 'q4_0', '500m'] as const
+function modelId(s: string): BenchModelId {
+  const id = MODEL_IDS.find((m) => m === s)
+  if (!id) throw new Error(`unknown model ${s}; one of ${MODEL_IDS.join(', ')}`)
+  return id
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
+}
+
+/** Opens a session on the cached compiled graph (compiling it on a miss). */
+async function openSession(model: CompilableModel, graph: GraphOptions, threads: number, profilePrefix?: string): Promise<OrtSession> {
+  const path = cachedGraphPath(GRAPH_DIR, graphCacheKey(model, graph))
+  if (!(await cachedGraphExists(path))) {
+    const t0 = performance.now()
+    await writeGraphAtomic(path, compileModel(model, graph))
+    console.log(`  compiled graph in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+  }
+  return createSession(path, { device: 'cpu', intraOpThreads: threads, interOpThreads: 1, profileFilePrefix: profilePrefix })
+}
+
+/** Deterministic prompt of `n` ordinary token ids. */
+function prompt(n: number, vocab: number): number[] {
+  return Array.from({ length: n }, (_, i) => 3 + ((i * 7919) % (vocab - 3)))
+}
+
+/** One profile event as ORT writes it (Chrome trace format); fields checked before use. */
+interface TraceEvent {
+  cat: string
+  name: string
+  ts: number
+  dur: number
+  op: string
+}
+
+function traceEvents(file: string): TraceEvent[] {
+  const raw: unknown = JSON.parse(readFileSync(file, 'utf8'))
+  if (!Array.isArray(raw)) throw new Error(`${file}: not a profile`)
+  const out: TraceEvent[] = []
+  for (const e of raw) {
+    if (typeof e !== 'object' || e === null) continue
+    const cat = 'cat' in e && typeof e.cat === 'string' ? e.cat : ''
+    const name = 'name' in e && typeof e.name === 'string' ? e.name : ''
+    const ts = 'ts' in e && typeof e.ts === 'number' ? e.ts : 0
+    const dur = 'dur' in e && typeof e.dur === 'number' ? e.dur : 0
+    const op = 'args' in e && typeof e.args === 'object' && e.args !== null && 'op_name' in e.args ? String(e.args.op_name) : ''
+    out.push({ cat, name, ts, dur, op })
+  }
+  return out
+}
+
+/** Per-op-type kernel time (ms per run) over the last `lastRuns` model runs of an ORT profile. */
+function opBreakdown(file: string, lastRuns: number): { runMs: number; runs: number; ops: Array<[string, number]> } {
+  const events = traceEvents(file)
+  const runsAll = events.filter((e) => e.cat === 'Session' && e.name === 'model_run').sort((a, b) => a.ts - b.ts)
+  const runs = runsAll.slice(-lastRuns)
+  const byOp = new Map<string, number>()
+  for (const e of events) {
+    if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time')) continue
+    if (!runs.some((r) => e.ts >= r.ts && e.ts <= r.ts + r.dur)) continue
+    byOp.set(e.op, (byOp.get(e.op) ?? 0) + e.dur)
+  }
+  const n = Math.max(1, runs.length)
+  const ops = [...byOp].map(([op, us]): [string, number] => [op, us / n / 1000]).sort((a, b) => b[1] - a[1])
+  return { runMs: runs.reduce((a, r) => a + r.dur, 0) / n / 1000, runs: runs.length, ops }
+}
+
+interface Row {
+  model: string
+  threads: number
+  what: string
+  samples: number[]
+}
+
+async function main(): Promise<void> {
+  const threadsList = list(args.threads)
+  const prefills = list(args.prefill)
+  const contexts = list(args.contexts)
+  const steps = Number(args.steps)
+  const rounds = Number(args.rounds)
+  const chunk = args.chunk === undefined ? undefined : Number(args.chunk)
+  mkdirSync(GRAPH_DIR, { recursive: true })
+  const rows: Row[] = []
+  for (const idText of args.models.split(',')) {
+    const file = await ensureBenchModel(modelId(idText), MODELS_DIR, (line) => console.log(line))
+    const loaded = await loadModel(file.path)
+    if (!loaded.weights) throw new Error('no weights')
+    const maxNeeded = Math.max(...prefills, ...contexts) + steps + CONTEXT_MARGIN
+    const contextLength = Math.min(loaded.config.contextLength, maxNeeded)
+    const model: CompilableModel = { config: loaded.config, weights: loaded.weights }
+    const graph: GraphOptions = { ropeTableLength: contextLength }
+    console.log(`${file.label}: ${loaded.quantization}`)
+    const engines = new Map<number, ModelEngine>()
+    for (const t of threadsList) engines.set(t, new ModelEngine(model, await openSession(model, graph, t), { contextLength, prefillChunk: chunk }))
+    const row = (threads: number, what: string): Row => {
+      let r = rows.find((x) => x.model === file.label && x.threads === threads && x.what === what)
+      if (!r) rows.push((r = { model: file.label, threads, what, samples: [] }))
+      return r
+    }
+    try {
+      for (let round = 0; round < rounds; round++) {
+        for (const [t, engine] of engines) {
+          for (const n of prefills) {
+            const t0 = performance.now()
+            await engine.forward(prompt(n, loaded.config.vocabSize), 0)
+            row(t, `prefill ${n} (tok/s)`).samples.push((n * 1000) / (performance.now() - t0))
+          }
+          for (const ctx of contexts) {
+            let logits = await engine.forward(prompt(ctx, loaded.config.vocabSize), 0)
+            const perToken: number[] = []
+            for (let s = 0; s < steps; s++) {
+              const next = logits.indexOf(Math.max(...logits))
+              const t0 = performance.now()
+              logits = await engine.forward([next], ctx + s)
+              perToken.push(performance.now() - t0)
+            }
+            row(t, `decode @${ctx} (tok/s)`).samples.push(1000 / median(perToken))
+          }
+        }
+      }
+    } finally {
+      for (const e of engines.values()) await e.dispose()
+    }
+    if (args.profile) await profileDecode(model, graph, contextLength, threadsList, contexts, steps)
+  }
+  console.log('\nmodel            threads  measure                 median   (samples)')
+  for (const r of rows) {
+    console.log(`${r.model.padEnd(16)} ${String(r.threads).padStart(7)}  ${r.what.padEnd(22)} ${median(r.samples).toFixed(1).padStart(7)}   (${r.samples.map((x) => x.toFixed(1)).join(', ')})`)
+  }
+}
+
+/** Decode steps under ORT's profiler: where the time of one token goes, per op type. */
+async function profileDecode(model: CompilableModel, graph: GraphOptions, contextLength: number, threadsList: number[], contexts: number[], steps: number): Promise<void> {
+  mkdirSync(PROFILE_DIR, { recursive: true })
+  for (const t of threadsList) {
+    for (const ctx of contexts) {
+      const prefix = join(PROFILE_DIR, `decode-${process.pid}-${t}-${ctx}`)
+      const session = await openSession(model, graph, t, prefix)
+      const engine = new ModelEngine(model, session, { contextLength })
+      const wallMs: number[] = []
+      try {
+        await engine.forward(prompt(ctx, model.config.vocabSize), 0)
+        for (let s = 0; s < steps; s++) {
+          const t0 = performance.now()
+          await engine.forward([5], ctx + s)
+          wallMs.push(performance.now() - t0)
+        }
+        session.endProfiling()
+      } finally {
+        await engine.dispose()
+      }
+      const base = prefix.slice(PROFILE_DIR.length + 1)
+      const files = readdirSync(PROFILE_DIR).filter((f) => f.startsWith(base))
+      for (const f of files) {
+        const { runMs, runs, ops } = opBreakdown(join(PROFILE_DIR, f), steps)
+        console.log(`\n  profile threads=${t} context=${ctx}: ${runs} decode runs, model_run avg ${runMs.toFixed(2)} ms, decode wall median ${median(wallMs).toFixed(2)} ms`)
+        for (const [op, ms] of ops.slice(0, 14)) console.log(`    ${op.padEnd(34)} ${ms.toFixed(3)} ms/run`)
+        rmSync(join(PROFILE_DIR, f))
+      }
+    }
+  }
+}
+
+await main()

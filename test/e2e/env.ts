@@ -1,0 +1,18 @@
+/** @file Environment variables the global setup hands to the tests (Playwright workers inherit its env). */
+
+/** Variable names. */
+export const E2E_ENV = {
+  /** launch URL of the server under test, with its token */
+  url: 'TANDEM_E2E_URL',
+  /** the server's data folder (holds the SQLite file) */
+  dataDir: 'TANDEM_E2E_DATA_DIR',
+  /** the built-in models folder that deliberately does not exist */
+  missingModelsDir: 'TANDEM_E2E_MISSING_MODELS_DIR'
+} as const
+
+/** A variable set by the global setup; throws when the tests run without it. */
+export function e2eEnv(name: (typeof E2E_ENV)[keyof typeof E2E_ENV]): string {
+  const value = process.env[name]
+  if (value === undefined || value === '') throw new Error(`${name} is not set: run the tests through playwright.config.ts (global setup)`)
+  return value
+}

@@ -1,0 +1,85 @@
+/**
+ * @file Layout at 1280×800 and 400×800, light and dark: screenshots saved as artifacts
+ * (test-results/screenshots), plus checks that nothing overflows sideways, the sidebar collapses to a toggle
+ * on narrow windows, and every control has an accessible name.
+ */
+import { expect, test, type Page } from '@playwright/test'
+import { chooseModel, conversationButton, FAST_MODEL, openApp, replies, saveScreenshot, sendMessage, setChatSampling, waitForReplyEnd } from './helpers'
+
+test.describe.configure({ mode: 'serial' })
+
+const TITLE = 'Lily and the red ball'
+
+/** True when the page is no wider than the window (no sideways scrolling). */
+async function fitsWidth(page: Page): Promise<boolean> {
+  const fits: unknown = await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')
+  return fits === true
+}
+
+/** Every visible button, field and select has an accessible name (computed the way screen readers do). */
+async function expectNamedControls(page: Page): Promise<void> {
+  for (const role of ['button', 'textbox', 'combobox', 'searchbox', 'radio', 'spinbutton'] as const) {
+    for (const control of await page.getByRole(role).all()) {
+      if (await control.isVisible()) await expect(control).toHaveAccessibleName(/\S/)
+    }
+  }
+}
+
+test('wide window (1280×800), light and dark', async ({ page }, testInfo) => {
+  await openApp(page)
+  await saveScreenshot(page, testInfo, 'empty-1280x800')
+  await chooseModel(page, FAST_MODEL)
+  await setChatSampling(page, { temperature: 0, maxTokens: 120 })
+  await sendMessage(page, 'Lily and the red ball')
+  await waitForReplyEnd(replies(page).last())
+  await expect(conversationButton(page, TITLE)).toBeVisible()
+  expect(await fitsWidth(page)).toBe(true)
+  await expectNamedControls(page)
+  await page.mouse.move(0, 0)
+  await saveScreenshot(page, testInfo, 'conversation-1280x800-light')
+
+  await page.emulateMedia({ colorScheme: 'dark' })
+  await saveScreenshot(page, testInfo, 'conversation-1280x800-dark')
+
+  await page.getByRole('button', { name: 'Settings', exact: true }).click()
+  await expect(page.getByRole('dialog', { name: 'Settings' })).toBeVisible()
+  await expectNamedControls(page)
+  await saveScreenshot(page, testInfo, 'settings-1280x800-dark')
+})
+
+test('narrow window (400×800): the sidebar collapses to a toggle', async ({ page }, testInfo) => {
+  await page.setViewportSize({ width: 400, height: 800 })
+  await openApp(page)
+  await expect(page.getByRole('complementary', { name: 'Conversations' })).toBeHidden()
+  expect(await fitsWidth(page)).toBe(true)
+  await saveScreenshot(page, testInfo, 'empty-400x800')
+
+  const toggle = page.getByRole('button', { name: 'Show conversations' })
+  await expect(toggle).toHaveAttribute('aria-expanded', 'false')
+  await toggle.click()
+  await expect(toggle).toHaveAttribute('aria-expanded', 'true')
+  await expect(conversationButton(page, TITLE)).toBeVisible()
+  await saveScreenshot(page, testInfo, 'sidebar-400x800')
+  await conversationButton(page, TITLE).click()
+  await expect(page.getByRole('complementary', { name: 'Conversations' })).toBeHidden()
+  await expect(replies(page)).toHaveCount(1)
+  expect(await fitsWidth(page)).toBe(true)
+  await saveScreenshot(page, testInfo, 'conversation-400x800')
+
+  // Ctrl+K opens the sidebar with the search field focused.
+  await page.keyboard.press('Control+k')
+  await expect(page.getByRole('searchbox', { name: 'Search conversations' })).toBeFocused()
+
+  await page.emulateMedia({ colorScheme: 'dark' })
+  await page.getByRole('button', { name: 'Close conversations' }).click()
+  await saveScreenshot(page, testInfo, 'conversation-400x800-dark')
+})
+
+test('keyboard focus is visible', async ({ page }) => {
+  await openApp(page)
+  await page.keyboard.press('Tab')
+  const focused = page.locator(':focus-visible')
+  await expect(focused).toHaveCount(1)
+  const outline: unknown = await focused.evaluate('(el) => getComputedStyle(el).outlineStyle')
+  expect(outline).toBe('solid')
+})

@@ -1,0 +1,125 @@
+/**
+ * The API host without a transport: every channel's arguments validated against the contract (malformed
+ * input is a ValidationError, never an exception), conversation CRUD, search and settings.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { API_METHODS, API_LIMITS, type Conversation, type ConversationDetail, type ConversationSummary, type SearchHit, type Settings } from '../../preload/api'
+import { API_VALIDATORS } from '../../main/services'
+import { appFixture, CHAT_MODEL, streamCall, type AppFixture } from './app-fixture'
+
+let f: AppFixture
+beforeAll(() => {
+  f = appFixture()
+})
+afterAll(() => f.dispose())
+
+describe('validation', () => {
+  it('has a validator for every channel of the contract, and nothing else', () => {
+    expect(Object.keys(API_VALIDATORS).sort()).toEqual(Object.keys(API_METHODS).sort())
+  })
+
+  it('answers an unknown channel with UnknownMethodError', async () => {
+    expect(await f.call('conversations:drop')).toMatchObject({ ok: false, error: { name: 'UnknownMethodError' } })
+    expect(await f.call('__proto__')).toMatchObject({ ok: false, error: { name: 'UnknownMethodError' } })
+    expect(await f.call('toString')).toMatchObject({ ok: false, error: { name: 'UnknownMethodError' } })
+  })
+
+  const BAD: Array<[string, unknown[], RegExp]> = [
+    ['conversations:get', [], /expected 1 argument/],
+    ['conversations:get', [42], /id must be a string/],
+    ['conversations:get', ['a', 'b'], /expected 1 argument/],
+    ['conversations:get', ['x'.repeat(API_LIMITS.maxIdChars + 1)], /limit is/],
+    ['conversations:create', [null], /init must be an object/],
+    ['conversations:create', [{ titel: 'typo' }], /unknown field "titel"/],
+    ['conversations:create', [{ title: 'x'.repeat(API_LIMITS.maxTitleChars + 1) }], /init.title is 501 characters/],
+    ['conversations:update', ['id', { sampling: { temperature: -1, topP: 1, maxTokens: 5 } }], /temperature must be a number from 0 to 2/],
+    ['conversations:update', ['id', { sampling: { temperature: 1, topP: 1, maxTokens: 1.5 } }], /maxTokens must be an integer/],
+    ['conversations:update', ['id', { sampling: { temperature: 1, topP: 0, maxTokens: 5 } }], /topP/],
+    ['conversations:update', ['id', { sampling: { temperature: 1, topP: 1 } }], /maxTokens/],
+    ['conversations:update', ['id', { modelId: 7 }], /modelId must be a string/],
+    ['conversations:search', ['q'.repeat(API_LIMITS.maxSearchChars + 1)], /query is/],
+    ['models:addFolder', ['a\u0000b'], /non-empty path/],
+    ['models:addFolder', [''], /non-empty path/],
+    ['chat:send', [{ requestId: 'r', conversationId: 'c' }], /content must be a string/],
+    ['chat:send', [{ requestId: '', conversationId: 'c', content: 'hi' }], /requestId must be a non-empty id/],
+    ['chat:send', [{ requestId: 'r', conversationId: 'c', content: 'x'.repeat(API_LIMITS.maxMessageChars + 1) }], /limit is 1000000/],
+    ['chat:edit', [{ requestId: 'r', conversationId: 'c', content: 'hi' }], /messageId/],
+    ['chat:stop', [{}], /requestId must be a string/],
+    ['settings:update', [{ theme: 'neon' }], /theme must be one of system, light, dark/],
+    ['settings:update', [[]], /patch must be an object/],
+    ['models:list', ['extra'], /expected 0 arguments/]
+  ]
+  it.each(BAD)('%s %j is a ValidationError', async (channel, args, message) => {
+    const outcome = await f.call(channel, ...args)
+    expect(outcome).toMatchObject({ ok: false, error: { name: 'ValidationError', message: expect.stringMatching(message) } })
+    if (!outcome.ok) expect(outcome.error.message.startsWith(`${channel}: `)).toBe(true)
+  })
+
+  it('never throws on garbage, whatever the channel', async () => {
+    const garbage: unknown[] = [undefined, null, 0, NaN, 'x', [], {}, [null], [[]], [{}], [1, 2, 3], [{ requestId: {} }], 'args', [Symbol.iterator.toString()]]
+    for (const channel of Object.keys(API_METHODS)) {
+      for (const args of garbage) {
+        const outcome = await f.app.dispatch(channel, args, { emit: () => undefined, signal: new AbortController().signal })
+        expect(typeof outcome.ok).toBe('boolean')
+        if (!outcome.ok) expect(typeof outcome.error.message).toBe('string')
+      }
+    }
+  })
+})
+
+describe('conversations', () => {
+  it('create, list, get, update, remove, restore', async () => {
+    const created = await f.ok<Conversation>('conversations:create', { title: 'Plans', systemPrompt: 'Be brief.' })
+    // defaults from the settings
+    expect(created).toMatchObject({ title: 'Plans', systemPrompt: 'Be brief.', modelId: null, sampling: { temperature: 0.7, topP: 0.95, maxTokens: 256 } })
+    expect((await f.ok<ConversationSummary[]>('conversations:list')).map((c) => c.id)).toContain(created.id)
+    const updated = await f.ok<Conversation>('conversations:update', created.id, {
+      title: 'Trip plans',
+      modelId: CHAT_MODEL(),
+      sampling: { temperature: 0, topP: 1, maxTokens: 8 }
+    })
+    expect(updated).toMatchObject({ id: created.id, title: 'Trip plans', systemPrompt: 'Be brief.', modelId: CHAT_MODEL(), sampling: { temperature: 0, topP: 1, maxTokens: 8 } })
+    expect(await f.ok<ConversationDetail>('conversations:get', created.id)).toEqual({ conversation: updated, messages: [] })
+
+    expect(await f.call('conversations:remove', created.id)).toEqual({ ok: true, result: null })
+    expect((await f.ok<ConversationSummary[]>('conversations:list')).map((c) => c.id)).not.toContain(created.id)
+    expect(await f.call('conversations:get', created.id)).toMatchObject({ ok: false, error: { name: 'NotFoundError', message: expect.stringMatching(/deleted/) } })
+    expect(await f.ok<Conversation>('conversations:restore', created.id)).toMatchObject({ id: created.id, title: 'Trip plans' })
+    expect((await f.ok<ConversationSummary[]>('conversations:list')).map((c) => c.id)).toContain(created.id)
+  })
+
+  it('unknown ids are NotFoundError', async () => {
+    for (const channel of ['conversations:get', 'conversations:remove', 'conversations:restore']) {
+      expect(await f.call(channel, 'no-such-id')).toMatchObject({ ok: false, error: { name: 'NotFoundError' } })
+    }
+    expect(await f.call('conversations:update', 'no-such-id', { title: 'x' })).toMatchObject({ ok: false, error: { name: 'NotFoundError' } })
+    const { outcome } = await streamCall(f.app, 'chat:send', { requestId: 'nf', conversationId: 'no-such-id', content: 'hi' })
+    expect(outcome).toMatchObject({ ok: false, error: { name: 'NotFoundError' } })
+  })
+
+  it('searches titles and messages, with plain-text snippets', async () => {
+    const c = await f.ok<Conversation>('conversations:create', { title: 'Zebra facts', modelId: CHAT_MODEL(), sampling: { temperature: 0, topP: 1, maxTokens: 4 } })
+    await streamCall(f.app, 'chat:send', { requestId: 'search-1', conversationId: c.id, content: 'A giraffe walked into town' })
+    const byTitle = await f.ok<SearchHit[]>('conversations:search', 'zebra')
+    expect(byTitle).toEqual([{ conversationId: c.id, title: 'Zebra facts', messageId: null, snippet: 'Zebra facts' }])
+    const byMessage = await f.ok<SearchHit[]>('conversations:search', 'giraffe')
+    expect(byMessage).toHaveLength(1)
+    expect(byMessage[0]).toMatchObject({ conversationId: c.id, messageId: expect.any(String), snippet: expect.stringContaining('giraffe') })
+  })
+})
+
+describe('settings', () => {
+  it('has defaults, applies validated patches, and keeps them', async () => {
+    const s = await f.ok<Settings>('settings:get')
+    expect(s).toEqual({ modelFolders: [], defaultModelId: null, theme: 'system', sampling: { temperature: 0.7, topP: 0.95, maxTokens: 256 } })
+    const next = await f.ok<Settings>('settings:update', { theme: 'dark', defaultModelId: CHAT_MODEL(), sampling: { temperature: 1.2, topP: 0.9, maxTokens: 64 } })
+    expect(next).toMatchObject({ theme: 'dark', defaultModelId: CHAT_MODEL(), sampling: { temperature: 1.2, topP: 0.9, maxTokens: 64 } })
+    // new conversations take the new defaults
+    expect(await f.ok<Conversation>('conversations:create', {})).toMatchObject({ modelId: CHAT_MODEL(), sampling: { temperature: 1.2, maxTokens: 64 } })
+    await f.ok('settings:update', { theme: 'system', defaultModelId: null, sampling: { temperature: 0.7, topP: 0.95, maxTokens: 256 } })
+  })
+
+  it('reports the app version', async () => {
+    expect(await f.ok('app:version')).toBe('9.9.9-test')
+  })
+})

@@ -1,0 +1,74 @@
+/** @file A real app (services over a SQLite file in a temp dir) with chosen model folders, and helpers to call it. */
+import { join } from 'node:path'
+import { createApp, type App, type DispatchOutcome } from '../../main/services'
+import type { ChatEvent, Conversation } from '../../preload/api'
+import { sharedModel, sharedModels, tempDir } from '../helpers/paths'
+
+/** The chat model of these tests: stories260K has no chat template, so chat uses the plain-prompt fallback. */
+export const CHAT_MODEL = (): string => sharedModel('stories260K/stories260K.bin')
+
+export interface AppFixture {
+  readonly app: App
+  readonly dir: string
+  /** dispatches a request the way a transport does; events are collected */
+  call(channel: string, ...args: unknown[]): Promise<DispatchOutcome>
+  /** like call, but returns the result and fails the test on an error */
+  ok<T = unknown>(channel: string, ...args: unknown[]): Promise<T>
+  /** a conversation on the chat model with greedy sampling and a small reply budget */
+  conversation(maxTokens?: number): Promise<Conversation>
+  dispose(): Promise<void>
+}
+
+/** Options: model folders (default: the shared models), and whether to start in an existing folder. */
+export function appFixture(options: { modelDirs?: readonly string[]; dir?: string } = {}): AppFixture {
+  const scratch = options.dir === undefined ? tempDir('tandem-app-') : null
+  const dir = options.dir ?? scratch?.dir ?? ''
+  const app = createApp({
+    dataDir: join(dir, 'data'),
+    modelDirs: options.modelDirs ?? [sharedModels],
+    devRoot: null,
+    env: {},
+    homeDir: join(dir, 'home'),
+    appVersion: '9.9.9-test'
+  })
+  const call = (channel: string, ...args: unknown[]): Promise<DispatchOutcome> =>
+    app.dispatch(channel, args, { emit: () => undefined, signal: new AbortController().signal })
+  const ok = async <T,>(channel: string, ...args: unknown[]): Promise<T> => {
+    const outcome = await call(channel, ...args)
+    if (!outcome.ok) throw new Error(`${channel} failed: ${outcome.error.name}: ${outcome.error.message}`)
+    // Test-side narrowing of our own app's reply; the contract types say what each channel returns.
+    return outcome.result as T
+  }
+  return {
+    app,
+    dir,
+    call,
+    ok,
+    conversation: (maxTokens = 24) =>
+      ok<Conversation>('conversations:create', { modelId: CHAT_MODEL(), sampling: { temperature: 0, topP: 1, maxTokens } }),
+    async dispose() {
+      await app.dispose()
+      scratch?.dispose()
+    }
+  }
+}
+
+/** Runs a stream channel, collecting its events. */
+export async function streamCall(
+  app: App,
+  channel: string,
+  request: unknown,
+  onEvent: (event: ChatEvent, events: ChatEvent[]) => void = () => undefined,
+  signal: AbortSignal = new AbortController().signal
+): Promise<{ outcome: DispatchOutcome; events: ChatEvent[] }> {
+  const events: ChatEvent[] = []
+  const outcome = await app.dispatch(channel, [request], {
+    emit: (e) => {
+      const event = e as ChatEvent
+      events.push(event)
+      onEvent(event, events)
+    },
+    signal
+  })
+  return { outcome, events }
+}

@@ -196,7 +196,17 @@ export default defineConfig(
     BAN_RENDERER,
     BAN_PRELOAD_IMPL,
     BAN_PARENT_BARREL,
-    ban(`${UP}server(/|$)`, 'main/cli/ does not import the HTTP server.')
+    ban(`${UP}server(/|$)`, 'main/cli/ does not import the HTTP server (only serve.ts, the browser-mode entry, does).')
+  ]),
+  // `tandem serve` is an entry point like main/index.ts: it wires services to the HTTP host.
+  layer('main-cli-serve', ['main/cli/serve.ts'], [
+    BAN_ELECTRON,
+    BAN_ORT,
+    BAN_SQLITE,
+    BAN_ENGINE_DEEP,
+    BAN_RENDERER,
+    BAN_PRELOAD_IMPL,
+    BAN_PARENT_BARREL
   ]),
   layer('main-store', ['main/store/**/*.ts'], [
     BAN_ELECTRON,
@@ -244,8 +254,10 @@ export default defineConfig(
     BAN_NODE_BUILTINS,
     ban(`${UP}main(/|$)`, 'renderer/ imports nothing from main/; it talks to window.tandem.'),
     ban(`${UP}preload(/(?!api$).*)?$`, 'renderer/ may import only the Api types from preload/api.ts.'),
-    ban(`${UP}preload/api$`, "renderer/ may import only types from preload/api.ts ('import type').", {
-      allowTypeImports: true
+    // Besides types, the two plain-data tables the bridges are generated from (preload/api.ts has no imports).
+    ban(`${UP}preload/api$`, "renderer/ may import only types, API_METHODS and API_LIMITS from preload/api.ts.", {
+      allowTypeImports: true,
+      allowImportNames: ['API_METHODS', 'API_LIMITS']
     })
   ])
 )

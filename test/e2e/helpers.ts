@@ -18,7 +18,8 @@ export const LONG_MODEL = 'stories260K.gguf'
 /** Opens the app from the launch URL (with its token) and waits until it is ready. */
 export async function openApp(page: Page): Promise<void> {
   await page.goto(e2eEnv(E2E_ENV.url))
-  await expect(page.getByRole('button', { name: 'New chat' })).toBeVisible()
+  await expect(composer(page)).toBeVisible()
+  await expect(page.getByRole('combobox', { name: 'Model', exact: true })).toBeEnabled()
 }
 
 /** Picks a model in the header by (part of) its file name. */

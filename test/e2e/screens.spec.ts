@@ -80,6 +80,6 @@ test('keyboard focus is visible', async ({ page }) => {
   await page.keyboard.press('Tab')
   const focused = page.locator(':focus-visible')
   await expect(focused).toHaveCount(1)
-  const outline: unknown = await focused.evaluate('(el) => getComputedStyle(el).outlineStyle')
-  expect(outline).toBe('solid')
+  await expect(focused).toHaveCSS('outline-style', 'solid')
+  await expect(focused).toHaveCSS('outline-width', '2px')
 })

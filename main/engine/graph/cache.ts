@@ -8,7 +8,7 @@ import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { GRAPH_COMPILER_VERSION, type CompilableModel } from './compile'
-import type { GraphOptions } from './emit-context'
+import { resolveGraphOptions, type GraphOptions } from './emit-context'
 import type { Tensor } from '../model'
 
 /** Folder for cached graphs: explicit, else $TANDEM_CACHE_DIR, else $XDG_CACHE_HOME/tandem/graphs, else ~/.cache/tandem/graphs. */
@@ -41,7 +41,7 @@ export function graphCacheKey(model: CompilableModel, options: GraphOptions): st
   const h = createHash('sha256')
   h.update(`${GRAPH_COMPILER_VERSION}\n`)
   h.update(`${JSON.stringify(model.config)}\n`)
-  h.update(`${JSON.stringify(options)}\n`)
+  h.update(`${JSON.stringify(resolveGraphOptions(options))}\n`)
   for (const t of modelTensors(model)) {
     const d = t.data
     const encoding = d.kind === 'int8-groups' ? `int8-groups/${d.groupSize}` : `${d.kind}/${d.dtype}`

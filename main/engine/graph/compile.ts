@@ -1,18 +1,23 @@
 /**
  * @file Compiles a loaded model (or one segment of its op groups) into ONNX bytes for the CPU EP.
- * One graph serves prefill chunks and decode steps: dynamic S (tokens in this run) and P (cached
- * positions). Whole-model I/O — inputs: hidden [S, dim] f32 (embeddings looked up by the runtime),
- * positions [S] i64 (P..P+S−1), past_k_L / past_v_L [P, nKv, hd] f32; outputs: logits [1, vocab] of the
- * last position, new_k_L / new_v_L [S, nKv, hd] (K after RoPE). The cache never leaves as an output.
+ * One graph serves prefill chunks and decode steps: dynamic S (tokens in this run) and C (cache
+ * capacity). Whole-model I/O — inputs: hidden [1, S, dim] f32 (embeddings looked up by the runtime),
+ * positions [S] i64 (P..P+S−1 for P cached positions), past_k_L [nKv, hd, C] and past_v_L [nKv, C, hd]
+ * f32 (the runtime's cache buffers, read only); outputs: logits [1, vocab] of the last position and
+ * new_kv [2·L, S, nKv·hd] — every layer's new K (after RoPE) and V rows in one tensor (each graph output
+ * costs a fixed overhead in onnxruntime-node). The cache never leaves as an output.
  */
 import type { ModelConfig, ModelWeights } from '../model'
 import { groupSize } from './emit-attention'
-import { EmitContext, type GraphOptions } from './emit-context'
+import { EmitContext, resolveGraphOptions, type GraphOptions } from './emit-context'
 import { GraphBuilder } from './onnx-builder'
 import { describeValue, emitGroup, wholeModelSegment, type SegmentSpec } from './op-groups'
 
 /** Bump when emitted graphs change for the same model, so cached graphs are recompiled. */
-export const GRAPH_COMPILER_VERSION = 'tandem-graph-1'
+export const GRAPH_COMPILER_VERSION = 'tandem-graph-2'
+
+/** The graph output carrying every new K/V row (see `kvOutputValues` for its order). */
+export const KV_OUTPUT = 'new_kv'
 
 /** A model with weights, as the compiler needs it. */
 export interface CompilableModel {
@@ -31,22 +36,37 @@ export function checkCompilable(config: ModelConfig, options: GraphOptions): voi
   }
 }
 
+/**
+ * The logical new_k_L / new_v_L values packed, in this order, along axis 0 of the segment's KV_OUTPUT
+ * [count, S, nKv·hd] (for the whole model: k0, v0, k1, v1, ...). Empty when the segment has no layer.
+ */
+export function kvOutputValues(spec: SegmentSpec): string[] {
+  return spec.outputs.filter((name) => /^new_[kv]_\d+$/.test(name))
+}
+
 /** Emits the groups of `spec` into one graph and returns the serialized model. */
 export function compileSegment(model: CompilableModel, spec: SegmentSpec, options: GraphOptions): Uint8Array {
-  checkCompilable(model.config, options)
+  const resolved = resolveGraphOptions(options)
+  checkCompilable(model.config, resolved)
   const b = new GraphBuilder('tandem')
-  const ctx = new EmitContext(b, model.config, model.weights, options)
+  const ctx = new EmitContext(b, model.config, model.weights, resolved)
   for (const name of spec.inputs) {
     const { elem, dims } = describeValue(model.config, name)
     ctx.set(name, b.input(name, elem, dims))
   }
   for (const group of spec.groups) emitGroup(ctx, group)
+  const kv = kvOutputValues(spec)
   for (const name of spec.outputs) {
+    if (kv.includes(name)) continue
     const { elem, dims } = describeValue(model.config, name)
     const value = ctx.get(name)
     // a graph output must carry its contract name; alias internal names through Identity
     if (value !== name) b.node('Identity', [value], { name: `${name}/out`, outputs: [name] })
     b.output(name, elem, dims)
+  }
+  if (kv.length > 0) {
+    b.node('Concat', kv.map((name) => ctx.get(name)), { name: 'new_kv/pack', outputs: [KV_OUTPUT], attrs: { axis: { int: 0 } } })
+    b.output(KV_OUTPUT, 'float32', [kv.length, 'seq', model.config.nKvHeads * model.config.headDim])
   }
   return b.toBytes(GRAPH_COMPILER_VERSION)
 }

@@ -1,42 +1,104 @@
 /**
  * @file What every op-group emitter shares while one graph is built: the builder, the model, the value
- * map (logical value name -> graph value name), and values derived once per graph (constants, RoPE
- * cos/sin rows for the run's positions, the causal mask, per-block input sums for Q4_K).
+ * map (logical value name -> graph value name), residual sums not yet materialized (so a norm can fuse
+ * them), and values derived once per graph (constants, RoPE tables and position ids, attention masks,
+ * per-block input sums for Q4_K).
  */
-import { ropeInvFreq, type ModelConfig, type ModelWeights } from '../model'
-import type { GraphBuilder } from './onnx-builder'
+import { ropeInvFreq, tensorToFloat32, type ModelConfig, type ModelWeights, type Tensor } from '../model'
+import { MS_DOMAIN, type GraphBuilder } from './onnx-builder'
 
 /** Compile-time choices that change the graph (and so are part of its cache key). */
 export interface GraphOptions {
   /** positions the RoPE tables cover; the runtime never runs past this (≤ config.contextLength) */
   readonly ropeTableLength: number
+  /**
+   * Quantized matmuls quantize their activations to int8 per weight block (MatMulNBits accuracy_level
+   * 4, what llama.cpp does for its quantized dot products) instead of computing in float32. Default
+   * true: several times faster on CPU; `reference.ts` can emulate it exactly (see `int8ActivationBlock`).
+   */
+  readonly int8Activations?: boolean
+}
+
+/** GraphOptions with every default filled in (what the compiler and the cache key use). */
+export type ResolvedGraphOptions = Required<GraphOptions>
+
+/** Fills in defaults, so equal graphs get equal cache keys whatever the caller left out. */
+export function resolveGraphOptions(options: GraphOptions): ResolvedGraphOptions {
+  return { ropeTableLength: options.ropeTableLength, int8Activations: options.int8Activations ?? true }
+}
+
+/** A residual sum a + b that no op has computed yet. */
+interface PendingSum {
+  readonly a: string
+  readonly b: string
 }
 
 /** State shared by the emitters of one graph. */
 export class EmitContext {
   /** logical value name (see op-groups.ts) -> graph value name */
   readonly values = new Map<string, string>()
+  readonly options: ResolvedGraphOptions
+  private readonly pending = new Map<string, PendingSum>()
   private readonly memo = new Map<string, string>()
-  private ropeTableNames: { cosTable: string; sinTable: string } | null = null
+  private ropeTableNames: { cos: string; sin: string } | null = null
 
   constructor(
     readonly b: GraphBuilder,
     readonly config: ModelConfig,
     readonly weights: ModelWeights,
-    readonly options: GraphOptions
-  ) {}
+    options: GraphOptions
+  ) {
+    this.options = resolveGraphOptions(options)
+  }
 
-  /** The graph value for a logical value; throws when no earlier group produced it. */
+  /** The graph value for a logical value (materializing a pending sum); throws when nothing produced it. */
   get(name: string): string {
     const v = this.values.get(name)
-    if (v === undefined) throw new Error(`graph value ${name} is not available (missing segment input?)`)
-    return v
+    if (v !== undefined) return v
+    const sum = this.pending.get(name)
+    if (sum) {
+      const out = this.b.op('Add', [sum.a, sum.b], { name: `${name}/sum` })
+      this.pending.delete(name)
+      this.values.set(name, out)
+      return out
+    }
+    throw new Error(`graph value ${name} is not available (missing segment input?)`)
   }
 
   /** Records the graph value a group produced for a logical value. */
   set(name: string, graphValue: string): void {
-    if (this.values.has(name)) throw new Error(`graph value ${name} produced twice`)
+    if (this.values.has(name) || this.pending.has(name)) throw new Error(`graph value ${name} produced twice`)
     this.values.set(name, graphValue)
+  }
+
+  /** Records a logical value as the sum a + b, left for the next norm to fuse (or `get` to add). */
+  setSum(name: string, a: string, b: string): void {
+    if (this.values.has(name) || this.pending.has(name)) throw new Error(`graph value ${name} produced twice`)
+    this.pending.set(name, { a, b })
+  }
+
+  /**
+   * RMSNorm of a logical value over its last axis: x / sqrt(mean(x²) + eps) · weight. A pending residual
+   * sum is fused (SkipSimplifiedLayerNormalization computes the sum and the norm in one op, and the sum
+   * becomes the value's graph value).
+   */
+  normOf(name: string, weight: Tensor, label: string): string {
+    const w = this.b.f32(`${label}.weight`, [this.config.dim], tensorToFloat32(weight))
+    const eps = { epsilon: { float: this.config.normEps } }
+    const sum = this.pending.get(name)
+    if (!sum) {
+      return this.b.op('SimplifiedLayerNormalization', [this.get(name), w], { name: label, attrs: { axis: { int: -1 }, stash_type: { int: 1 }, ...eps } })
+    }
+    const total = this.b.uniqueName(`${name}/sum`)
+    const [normed] = this.b.node('SkipSimplifiedLayerNormalization', [sum.a, sum.b, w], {
+      name: label,
+      domain: MS_DOMAIN,
+      outputs: [this.b.uniqueName(label), '', '', total],
+      attrs: eps
+    })
+    this.pending.delete(name)
+    this.values.set(name, total)
+    return normed
   }
 
   /** Builds a value once per graph under `key`. */
@@ -61,23 +123,10 @@ export class EmitContext {
   }
 
   /**
-   * cos and sin of pos·θ_j for this run's positions: [S, ropeDim/2] each. Tables over
-   * `ropeTableLength` positions are computed in float64 from `ropeInvFreq` (as the reference does) and
-   * stored as float32; the graph gathers the rows named by the `positions` input.
+   * cos and sin of pos·θ_j: [ropeTableLength, ropeDim/2] each, computed in float64 from `ropeInvFreq` (as
+   * the reference does) and stored as float32 — the caches RotaryEmbedding reads rows from.
    */
-  ropeCosSin(): { cos: string; sin: string } {
-    const cos = this.once('rope:cos', () => {
-      const { cosTable } = this.ropeTables()
-      return this.b.op('Gather', [cosTable, this.get('positions')], { name: 'rope/cos', attrs: { axis: { int: 0 } } })
-    })
-    const sin = this.once('rope:sin', () => {
-      const { sinTable } = this.ropeTables()
-      return this.b.op('Gather', [sinTable, this.get('positions')], { name: 'rope/sin', attrs: { axis: { int: 0 } } })
-    })
-    return { cos, sin }
-  }
-
-  private ropeTables(): { cosTable: string; sinTable: string } {
+  ropeTables(): { cos: string; sin: string } {
     if (!this.ropeTableNames) {
       const inv = ropeInvFreq(this.config)
       const half = inv.length
@@ -91,34 +140,67 @@ export class EmitContext {
           s[p * half + j] = Math.sin(angle)
         }
       }
-      this.ropeTableNames = { cosTable: this.b.f32('rope_cos_table', [n, half], c), sinTable: this.b.f32('rope_sin_table', [n, half], s) }
+      this.ropeTableNames = { cos: this.b.f32('rope_cos_table', [n, half], c), sin: this.b.f32('rope_sin_table', [n, half], s) }
     }
     return this.ropeTableNames
   }
 
+  /** The run's positions as RotaryEmbedding's position_ids [1, S] int64. */
+  positionIds(): string {
+    return this.once('positions:ids', () => this.b.op('Unsqueeze', [this.get('positions'), this.i64([0])], { name: 'rope/position_ids' }))
+  }
+
+  /** Capacity C of the cache buffers, as [1] int64, from a layer's past keys [nKv, hd, C]. */
+  private capacity(pastKeys: string): string {
+    return this.once('attn:capacity', () => this.b.op('Shape', [pastKeys], { name: 'attn/capacity', attrs: { start: { int: 2 }, end: { int: 3 } } }))
+  }
+
+  /** Tokens S in this run, as [1] int64. */
+  private runLength(): string {
+    return this.once('attn:run_length', () => this.b.op('Shape', [this.get('positions')], { name: 'attn/run_length' }))
+  }
+
   /**
-   * Additive causal mask [groupSize·S, T] (0 where key t ≤ the query's absolute position, −∞ elsewhere),
-   * rows repeated per query head of a KV group to match the attention layout in emit-attention.ts.
-   * `keys` is any layer's concatenated keys [T, nKvHeads, headDim]; T is the same in every layer.
+   * Additive mask [C] over the cache positions: 0 for the P cached ones (t < positions[0]), −∞ for the
+   * free capacity beyond them. Every query of the run sees all cached positions (they all come before it).
    */
-  causalMask(keys: string, groupSize: number): string {
-    return this.once(`mask:${groupSize}`, () => {
+  pastMask(pastKeys: string): string {
+    return this.once('mask:past', () => {
       const b = this.b
-      const total = b.op('Shape', [keys], { name: 'mask/total_len', attrs: { start: { int: 0 }, end: { int: 1 } } })
-      const totalScalar = b.op('Squeeze', [total, this.i64([0])], { name: 'mask/total_len_scalar' })
-      const keyPos = b.op('Range', [this.i64([0], true), totalScalar, this.i64([1], true)], { name: 'mask/key_pos' })
-      const keyRow = b.op('Unsqueeze', [keyPos, this.i64([0])], { name: 'mask/key_row' }) // [1, T]
-      const queryCol = b.op('Unsqueeze', [this.get('positions'), this.i64([1])], { name: 'mask/query_col' }) // [S, 1]
-      const visible = b.op('LessOrEqual', [keyRow, queryCol], { name: 'mask/visible' }) // [S, T] bool
-      const additive = b.op('Where', [visible, this.f32Scalar(0), this.f32Scalar(-Infinity)], { name: 'mask/additive' })
-      return groupSize === 1 ? additive : b.op('Tile', [additive, this.i64([groupSize, 1])], { name: 'mask/per_group' })
+      const cap = b.op('Squeeze', [this.capacity(pastKeys), this.i64([0])], { name: 'mask/capacity_scalar' })
+      const keyPos = b.op('Range', [this.i64([0], true), cap, this.i64([1], true)], { name: 'mask/cache_pos' })
+      const cached = b.op('Slice', [this.get('positions'), this.i64([0]), this.i64([1])], { name: 'mask/cached_len' })
+      const valid = b.op('Less', [keyPos, cached], { name: 'mask/cache_valid' })
+      return b.op('Where', [valid, this.f32Scalar(0), this.f32Scalar(-Infinity)], { name: 'mask/past' })
     })
   }
 
-  /** Sums of `input` [S, K] over consecutive blocks of `blockSize`: [S, K/blockSize] (Q4_K mins term). */
+  /**
+   * Additive causal mask among the run's own tokens: [g·S, S] with row r = i·S + s (query head i of a KV
+   * group, token s) seeing the run's tokens 0..s.
+   */
+  newMask(groupSize: number): string {
+    return this.once(`mask:new:${groupSize}`, () => {
+      const b = this.b
+      const len = b.op('Squeeze', [this.runLength(), this.i64([0])], { name: 'mask/run_len_scalar' })
+      const idx = b.op('Range', [this.i64([0], true), len, this.i64([1], true)], { name: 'mask/run_pos' })
+      const keyRow = b.op('Unsqueeze', [idx, this.i64([0])], { name: 'mask/key_row' }) // [1, S]
+      const queryCol = b.op('Unsqueeze', [idx, this.i64([1])], { name: 'mask/query_col' }) // [S, 1]
+      const visible = b.op('LessOrEqual', [keyRow, queryCol], { name: 'mask/visible' })
+      const additive = b.op('Where', [visible, this.f32Scalar(0), this.f32Scalar(-Infinity)], { name: 'mask/new' })
+      return groupSize === 1 ? additive : b.op('Tile', [additive, this.i64([groupSize, 1])], { name: 'mask/new_per_group' })
+    })
+  }
+
+  /** Split sizes [C, S] that cut attention probabilities into the cache part and the run's own part. */
+  attentionSplit(pastKeys: string): string {
+    return this.once('attn:split', () => this.b.op('Concat', [this.capacity(pastKeys), this.runLength()], { name: 'attn/split_sizes', attrs: { axis: { int: 0 } } }))
+  }
+
+  /** Sums of `input` [.., S, K] over consecutive blocks of `blockSize`: [S, K/blockSize] (Q4_K mins term). */
   blockSums(input: string, k: number, blockSize: number): string {
     return this.once(`blocksum:${input}:${blockSize}`, () => {
-      const blocks = this.b.op('Reshape', [input, this.i64([0, k / blockSize, blockSize])], { name: `${input}/blocks` })
+      const blocks = this.b.op('Reshape', [input, this.i64([-1, k / blockSize, blockSize])], { name: `${input}/blocks` })
       return this.b.op('ReduceSum', [blocks, this.i64([2])], { name: `${input}/block_sums`, attrs: { keepdims: { int: 0 } } })
     })
   }

@@ -5,10 +5,10 @@
  * A later planner cuts this list into per-device segments; a SegmentSpec is a run of groups plus the
  * values crossing its boundary. Today the whole list compiles as one segment.
  */
-import { tensorToFloat32, type LayerWeights, type ModelConfig, type Tensor } from '../model'
+import type { LayerWeights, ModelConfig } from '../model'
 import { emitAttention, emitRope } from './emit-attention'
 import type { EmitContext } from './emit-context'
-import { emitLinear } from './linear'
+import { emitLinear, emitLinears } from './linear'
 import type { Dim, ElemType } from './onnx-builder'
 
 /** The kinds of op group, in execution order within a layer (then the two final groups). */
@@ -113,13 +113,18 @@ export function wholeModelSegment(config: ModelConfig): SegmentSpec {
   return segmentSpec(config, all, all)
 }
 
-/** Element type and dims (S = "seq", P = "past") of a logical value, for graph inputs and outputs. */
+/**
+ * Element type and dims of a logical value, for graph inputs and outputs: activations are [1, S, width]
+ * (S = "seq", tokens in the run); the cache inputs are keys transposed [nKv, hd, C] and values
+ * [nKv, C, hd] (C = "capacity", the runtime's buffer length, ≥ the cached positions).
+ */
 export function describeValue(config: ModelConfig, name: string): { elem: ElemType; dims: Dim[] } {
   const { dim, nHeads, nKvHeads, headDim } = config
   const S = 'seq'
+  const C = 'capacity'
   if (name === VALUE.positions) return { elem: 'int64', dims: [S] }
   if (name === VALUE.logits) return { elem: 'float32', dims: [1, config.vocabSize] }
-  if (name === VALUE.finalIn) return { elem: 'float32', dims: [1, dim] }
+  if (name === VALUE.finalIn) return { elem: 'float32', dims: [1, 1, dim] }
   const m = /^([a-z_]+?)_(\d+)$/.exec(name)
   const base = m ? m[1] : name
   switch (base) {
@@ -128,32 +133,22 @@ export function describeValue(config: ModelConfig, name: string): { elem: ElemTy
     case 'resid_attn':
     case 'attn_in':
     case 'ffn_in':
-      return { elem: 'float32', dims: [S, dim] }
+      return { elem: 'float32', dims: [1, S, dim] }
     case 'q':
-    case 'attn':
-      return { elem: 'float32', dims: [S, nHeads * headDim] }
-    case 'k':
-      return { elem: 'float32', dims: [S, nKvHeads * headDim] }
     case 'q_rot':
-      return { elem: 'float32', dims: [S, nHeads, headDim] }
+    case 'attn':
+      return { elem: 'float32', dims: [1, S, nHeads * headDim] }
+    case 'k':
     case 'new_k':
     case 'new_v':
-      return { elem: 'float32', dims: [S, nKvHeads, headDim] }
+      return { elem: 'float32', dims: [1, S, nKvHeads * headDim] }
     case 'past_k':
+      return { elem: 'float32', dims: [nKvHeads, headDim, C] }
     case 'past_v':
-      return { elem: 'float32', dims: ['past', nKvHeads, headDim] }
+      return { elem: 'float32', dims: [nKvHeads, C, headDim] }
     default:
       throw new Error(`unknown graph value ${name}`)
   }
-}
-
-/** RMSNorm over the last axis: x / sqrt(mean(x²) + eps) · weight. */
-function rmsNorm(ctx: EmitContext, x: string, weight: Tensor, label: string): string {
-  const w = ctx.b.f32(`${label}.weight`, [ctx.config.dim], tensorToFloat32(weight))
-  return ctx.b.op('SimplifiedLayerNormalization', [x, w], {
-    name: label,
-    attrs: { axis: { int: -1 }, epsilon: { float: ctx.config.normEps }, stash_type: { int: 1 } }
-  })
 }
 
 /** Emits one group: reads its inputs from ctx.values and records its outputs there. */
@@ -162,13 +157,12 @@ export function emitGroup(ctx: EmitContext, group: OpGroup): void {
   const V = VALUE
   if (group.layer === null) {
     if (group.kind === 'final-norm') {
-      // only the last position's logits are returned: slice the last row first, then normalize it
-      const x = ctx.get(V.layerIn(config.nLayers))
-      const last = b.op('Slice', [x, ctx.i64([-1]), ctx.i64([Number.MAX_SAFE_INTEGER]), ctx.i64([0])], { name: 'final/last_row' })
-      ctx.set(V.finalIn, rmsNorm(ctx, last, ctx.weights.finalNorm, 'final/norm'))
+      // only the last position's logits are returned: normalize (fusing the last residual add), keep the last row
+      const normed = ctx.normOf(V.layerIn(config.nLayers), ctx.weights.finalNorm, 'final/norm')
+      ctx.set(V.finalIn, b.op('Slice', [normed, ctx.i64([-1]), ctx.i64([Number.MAX_SAFE_INTEGER]), ctx.i64([1])], { name: 'final/last_row' }))
     } else if (group.kind === 'lm-head') {
-      const logits = emitLinear(ctx, ctx.get(V.finalIn), ctx.weights.output, null, 'lm_head')
-      ctx.set(V.logits, logits)
+      const logits = emitLinear(ctx, ctx.get(V.finalIn), ctx.weights.output, null, 'lm_head') // [1, 1, vocab]
+      ctx.set(V.logits, b.op('Reshape', [logits, ctx.i64([1, config.vocabSize])], { name: 'lm_head/logits' }))
     } else {
       throw new Error(`group ${group.kind} needs a layer`)
     }
@@ -179,48 +173,39 @@ export function emitGroup(ctx: EmitContext, group: OpGroup): void {
   const label = `layer${l}`
   switch (group.kind) {
     case 'attn-norm':
-      ctx.set(V.attnIn(l), rmsNorm(ctx, ctx.get(V.layerIn(l)), w.attnNorm, `${label}/attn_norm`))
+      ctx.set(V.attnIn(l), ctx.normOf(V.layerIn(l), w.attnNorm, `${label}/attn_norm`))
       return
     case 'qkv': {
-      const x = ctx.get(V.attnIn(l))
-      ctx.set(V.q(l), emitLinear(ctx, x, w.wq, w.bq, `${label}.wq`))
-      ctx.set(V.k(l), emitLinear(ctx, x, w.wk, w.bk, `${label}.wk`))
-      const v = emitLinear(ctx, x, w.wv, w.bv, `${label}.wv`)
-      // V rows go to the cache as [S, nKv, hd]
-      const shape = ctx.i64([0, config.nKvHeads, config.headDim])
-      ctx.set(V.newV(l), b.op('Reshape', [v, shape], { name: `${label}/v_heads`, outputs: [V.newV(l)] }))
+      const [q, k, v] = emitLinears(ctx, ctx.get(V.attnIn(l)), [w.wq, w.wk, w.wv], [w.bq, w.bk, w.bv], [`${label}.wq`, `${label}.wk`, `${label}.wv`])
+      ctx.set(V.q(l), q)
+      ctx.set(V.k(l), k)
+      ctx.set(V.newV(l), v)
       return
     }
     case 'rope': {
-      const q = b.op('Reshape', [ctx.get(V.q(l)), ctx.i64([0, config.nHeads, config.headDim])], { name: `${label}/q_heads` })
-      const k = b.op('Reshape', [ctx.get(V.k(l)), ctx.i64([0, config.nKvHeads, config.headDim])], { name: `${label}/k_heads` })
-      ctx.set(V.qRot(l), emitRope(ctx, q, config.nHeads, `${label}/rope_q`))
-      ctx.set(V.newK(l), emitRope(ctx, k, config.nKvHeads, `${label}/rope_k`, V.newK(l)))
+      // queries carry the attention scale 1/sqrt(hd), so the score matmuls need no alpha (MLAS's M=1 fast path)
+      const q = emitRope(ctx, ctx.get(V.q(l)), config.nHeads, `${label}/rope_q`)
+      ctx.set(V.qRot(l), b.op('Mul', [q, ctx.f32Scalar(1 / Math.sqrt(config.headDim))], { name: `${label}/q_scaled` }))
+      ctx.set(V.newK(l), emitRope(ctx, ctx.get(V.k(l)), config.nKvHeads, `${label}/rope_k`))
       return
     }
-    case 'attention':
-      ctx.set(
-        V.attn(l),
-        emitAttention(ctx, ctx.get(V.qRot(l)), ctx.get(V.newK(l)), ctx.get(V.newV(l)), ctx.get(V.pastK(l)), ctx.get(V.pastV(l)), `${label}/attn`)
-      )
-      return
-    case 'attn-out': {
-      const o = emitLinear(ctx, ctx.get(V.attn(l)), w.wo, null, `${label}.wo`)
-      ctx.set(V.residAttn(l), b.op('Add', [ctx.get(V.layerIn(l)), o], { name: `${label}/attn_residual` }))
+    case 'attention': {
+      const inputs = { q: ctx.get(V.qRot(l)), k: ctx.get(V.newK(l)), v: ctx.get(V.newV(l)), pastKeys: ctx.get(V.pastK(l)), pastValues: ctx.get(V.pastV(l)) }
+      ctx.set(V.attn(l), emitAttention(ctx, inputs, `${label}/attn`))
       return
     }
+    case 'attn-out':
+      ctx.setSum(V.residAttn(l), ctx.get(V.layerIn(l)), emitLinear(ctx, ctx.get(V.attn(l)), w.wo, null, `${label}.wo`))
+      return
     case 'ffn-norm':
-      ctx.set(V.ffnIn(l), rmsNorm(ctx, ctx.get(V.residAttn(l)), w.ffnNorm, `${label}/ffn_norm`))
+      ctx.set(V.ffnIn(l), ctx.normOf(V.residAttn(l), w.ffnNorm, `${label}/ffn_norm`))
       return
     case 'ffn': {
-      const x = ctx.get(V.ffnIn(l))
-      const gate = emitLinear(ctx, x, w.wGate, null, `${label}.w_gate`)
-      const up = emitLinear(ctx, x, w.wUp, null, `${label}.w_up`)
-      // SwiGLU: silu(gate) · up, silu(g) = g · sigmoid(g)
+      const [gate, up] = emitLinears(ctx, ctx.get(V.ffnIn(l)), [w.wGate, w.wUp], [null, null], [`${label}.w_gate`, `${label}.w_up`])
+      // SwiGLU: silu(gate) · up, silu(g) = g · sigmoid(g) (ORT fuses the pair into one kernel)
       const silu = b.op('Mul', [gate, b.op('Sigmoid', [gate], { name: `${label}/gate_sigmoid` })], { name: `${label}/gate_silu` })
-      const act = b.op('Mul', [silu, up], { name: `${label}/swiglu` })
-      const down = emitLinear(ctx, act, w.wDown, null, `${label}.w_down`)
-      ctx.set(V.layerOut(l), b.op('Add', [ctx.get(V.residAttn(l)), down], { name: `${label}/ffn_residual` }))
+      const down = emitLinear(ctx, b.op('Mul', [silu, up], { name: `${label}/swiglu` }), w.wDown, null, `${label}.w_down`)
+      ctx.setSum(V.layerOut(l), ctx.get(V.residAttn(l)), down)
       return
     }
     default:

@@ -4,32 +4,10 @@
  * `{ error: { name, message } }`; stream methods answer Server-Sent Events (`chat` per event, then `result`
  * or `error`). Failures reject with an ApiCallError carrying the app's error name.
  */
-import type { API_METHODS, Api, ApiChannel } from '../../../preload/api'
+import { API_METHODS, type Api, type ApiChannel } from '../../../preload/api'
 
-/**
- * The contract's method table. The renderer may import only types from preload/api.ts (lint), so this is a
- * copy typed `typeof API_METHODS`: a missing, extra or wrongly-kinded entry does not compile.
- */
-const METHODS: typeof API_METHODS = {
-  'app:version': 'call',
-  'models:list': 'call',
-  'models:folders': 'call',
-  'models:addFolder': 'call',
-  'models:removeFolder': 'call',
-  'conversations:list': 'call',
-  'conversations:create': 'call',
-  'conversations:get': 'call',
-  'conversations:update': 'call',
-  'conversations:remove': 'call',
-  'conversations:restore': 'call',
-  'conversations:search': 'call',
-  'chat:send': 'stream',
-  'chat:regenerate': 'stream',
-  'chat:edit': 'stream',
-  'chat:stop': 'call',
-  'settings:get': 'call',
-  'settings:update': 'call'
-}
+/** The contract's method table: the same one the Electron preload bridge is generated from. */
+const METHODS = API_METHODS
 
 /** An error from the app (or the connection to it), with the app's error name. */
 export class ApiCallError extends Error {

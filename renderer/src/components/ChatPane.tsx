@@ -46,6 +46,7 @@ export function ChatPane(props: ChatPaneProps): JSX.Element {
         onRename={props.onRename}
         onModelChange={props.onModelChange}
         onOpenChatSettings={props.onOpenChatSettings}
+        onNewChat={props.onNewChat}
       />
       {chat.loadError !== null ? (
         <div className="empty-state">

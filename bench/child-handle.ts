@@ -49,6 +49,11 @@ export class PeerChild {
     child.on('exit', (code, signal) => this.fail(new Error(`${this.label} exited (code ${code}, signal ${signal})`)))
   }
 
+  /** the child's process id (for its CPU counters) */
+  get pid(): number | undefined {
+    return this.child.pid
+  }
+
   /** "tandem/2t" */
   get label(): string {
     return `${this.init.peer}/${this.init.threads}t`

@@ -9,6 +9,9 @@ import { openTandemPeer } from './peer-tandem'
 import type { BenchPeer } from './peer'
 import { parseChildInit, parsePeerRequest, type ChildInit, type LimitsMessage, type PeerInit, type PeerMessage, type PeerRequest } from './protocol'
 
+/** How long an orphaned child may take to release its model before it exits anyway. */
+const ORPHAN_EXIT_MS = 5000
+
 function send(message: PeerMessage | LimitsMessage): Promise<void> {
   return new Promise((resolve, reject) => {
     if (!process.send) {
@@ -49,6 +52,16 @@ async function runPeer(init: PeerInit): Promise<void> {
   const t0 = performance.now()
   const peer = init.peer === 'tandem' ? await openTandemPeer(init) : await openLlamaPeer(init)
   await send({ type: 'ready', loadMs: performance.now() - t0, details: peer.details })
+  // the parent went away without an 'exit' request (crash, Ctrl-C): release the model and leave, never linger
+  let exiting = false
+  process.once('disconnect', () => {
+    if (exiting) return
+    const timer = setTimeout(() => process.exit(1), ORPHAN_EXIT_MS)
+    void peer.dispose().finally(() => {
+      clearTimeout(timer)
+      process.exit(1)
+    })
+  })
   // requests are handled strictly one at a time, in arrival order
   let queue = Promise.resolve()
   process.on('message', (raw: unknown) => {
@@ -61,6 +74,7 @@ async function runPeer(init: PeerInit): Promise<void> {
         return
       }
       try {
+        if (req.op === 'exit') exiting = true
         const reply = await handle(peer, req)
         await send(reply)
         if (reply.type === 'bye') process.disconnect()

@@ -112,6 +112,8 @@ export async function openLlamaPeer(init: PeerInit): Promise<BenchPeer> {
     cpuMathCores: num(llama, 'cpuMathCores', 'llama'),
     buildType: String(prop(llama, 'buildType', 'llama')),
     llamaCppRelease: isRecord(release) ? String(release.release) : 'unknown',
+    // llama.cpp's own build report: which CPU kernels (AVX2, AVX512, ...) the prebuilt binary uses
+    systemInfo: String(prop(llama, 'systemInfo', 'llama')),
     contextSize: num(context, 'contextSize', 'context'),
     batchSize: num(context, 'batchSize', 'context'),
     idealThreads: num(context, 'idealThreads', 'context'),

@@ -6,7 +6,7 @@ import { forwardFlops } from './gguf-summary'
 import type { BenchModelId } from './models'
 import type { LimitSamples, PeerName } from './protocol'
 import type { ModelRecord, PeerPhaseRecord, PhaseId, PhaseSpec } from './schedule'
-import { summarize, type Summary } from './stats'
+import { median, summarize, type Summary } from './stats'
 
 /** Decode targets (Tandem / llama.cpp), both context lengths, on the 110M models. */
 const DECODE_TARGETS: Partial<Record<BenchModelId, number>> = { f32: 1.5, q8_0: 1.5, q4_0: 1.2 }
@@ -20,13 +20,16 @@ export function targetRatio(model: BenchModelId, phase: PhaseId): number | null 
   return null
 }
 
-/** Ceilings: the best thread count's median over all limit samples of the run. */
+/**
+ * Ceilings: the best sample over all limit probes of the run (start and end) and thread counts. Work
+ * elsewhere on the machine only ever lowers a sample, so the maximum is the estimate of the ceiling.
+ */
 export interface Limits {
   readonly bandwidthGBs: number
   readonly bandwidthThreads: number
   readonly matmulGflops: number
   readonly matmulThreads: number
-  /** per thread count: medians and spread of every sample (start and end of the run) */
+  /** per thread count: median, extremes and spread of every sample */
   readonly byThreads: ReadonlyArray<{ threads: number; bandwidthGBs: Summary; matmulGflops: Summary }>
 }
 
@@ -39,14 +42,16 @@ export function combineLimits(runs: ReadonlyArray<readonly LimitSamples[]>): Lim
   })
   const best = (pick: (x: (typeof byThreads)[number]) => number): (typeof byThreads)[number] =>
     byThreads.reduce((a, b) => (pick(b) > pick(a) ? b : a))
-  const bw = best((x) => x.bandwidthGBs.median)
-  const mm = best((x) => x.matmulGflops.median)
-  return { bandwidthGBs: bw.bandwidthGBs.median, bandwidthThreads: bw.threads, matmulGflops: mm.matmulGflops.median, matmulThreads: mm.threads, byThreads }
+  const bw = best((x) => x.bandwidthGBs.max)
+  const mm = best((x) => x.matmulGflops.max)
+  return { bandwidthGBs: bw.bandwidthGBs.max, bandwidthThreads: bw.threads, matmulGflops: mm.matmulGflops.max, matmulThreads: mm.threads, byThreads }
 }
 
 /** One peer's figures in one row. */
 export interface PeerRow {
   readonly threads: number
+  /** milliseconds of each measured rep, as timed in the peer's process */
+  readonly repMs: readonly number[]
   /** tokens per second of each rep */
   readonly tokensPerSecond: readonly number[]
   readonly tps: Summary
@@ -54,6 +59,10 @@ export interface PeerRow {
   readonly ms: Summary
   /** decode: weight bytes per token × tok/s ÷ bandwidth limit; prefill: useful FLOPs ÷ time ÷ FLOP limit (percent) */
   readonly limitSharePct: number
+  /** median percent of all cores other processes used during the reps (null without /proc) */
+  readonly otherCpuPct: number | null
+  /** the same, per rep */
+  readonly otherCpuPctPerRep: readonly (number | null)[]
   readonly probeMs: Readonly<Record<string, readonly number[]>>
   readonly contextPrefillMs: number | null
 }
@@ -89,7 +98,19 @@ function peerRow(rec: PeerPhaseRecord, phase: PhaseSpec, model: ModelRecord, lim
   const limitSharePct = phase.kind === 'decode'
     ? (100 * model.summary.weightBytesPerToken * tps.median) / (limits.bandwidthGBs * 1e9)
     : (100 * forwardFlops(model.summary, phase.tokens) * (tps.median / phase.tokens)) / (limits.matmulGflops * 1e9)
-  return { threads: rec.threads, tokensPerSecond, tps, ms: summarize(perCallMs), limitSharePct, probeMs: rec.probeMs, contextPrefillMs: rec.contextPrefillMs }
+  const busy = rec.otherCpuPct.filter((x): x is number => x !== null)
+  return {
+    threads: rec.threads,
+    repMs: rec.ms,
+    tokensPerSecond,
+    tps,
+    ms: summarize(perCallMs),
+    limitSharePct,
+    otherCpuPct: busy.length === 0 ? null : median(busy),
+    otherCpuPctPerRep: rec.otherCpuPct,
+    probeMs: rec.probeMs,
+    contextPrefillMs: rec.contextPrefillMs
+  }
 }
 
 /** Rows of one model. */
@@ -123,6 +144,9 @@ const PHASE_LABELS: Readonly<Record<PhaseId, string>> = {
 }
 
 const fmt = (x: number, digits = 0): string => x.toFixed(digits)
+/** Half the min–max spread as ± percent, or — for a single rep. */
+const noise = (s: Summary): string => (s.n < 2 ? '—' : `±${fmt(s.spreadPct / 2)}%`)
+const busyPct = (x: number | null): string => (x === null ? '?' : `${fmt(x)}%`)
 const mb = (bytes: number | null): string => (bytes === null ? '—' : `${Math.round(bytes / 2 ** 20)}`)
 
 /** What the markdown needs besides the rows. */
@@ -139,9 +163,14 @@ export interface MarkdownInput {
 export function renderMarkdown(input: MarkdownInput): string {
   const { rows, limits } = input
   const out: string[] = [`# ${input.title}`, '', input.machineLine, '']
+  const withTarget = rows.filter((r) => r.target !== null)
+  if (withTarget.length > 0) {
+    const met = withTarget.filter((r) => r.met === true).length
+    out.push(`Targets met: ${met} of ${withTarget.length}.`, '')
+  }
   out.push(
-    '| model | phase | Tandem tok/s | llama.cpp tok/s | ratio | target | met? | threads T / L | TTFT ms T / L | noise T / L | % of limit T / L |',
-    '|---|---|---:|---:|---:|---:|:-:|:-:|---:|---:|---:|'
+    '| model | phase | Tandem tok/s | llama.cpp tok/s | ratio | target | met? | threads T / L | TTFT ms T / L | noise T / L | other CPU T / L | % of limit T / L |',
+    '|---|---|---:|---:|---:|---:|:-:|:-:|---:|---:|---:|---:|'
   )
   for (const r of rows) {
     const t = r.peers.tandem
@@ -151,14 +180,16 @@ export function renderMarkdown(input: MarkdownInput): string {
       `| ${r.label} | ${PHASE_LABELS[r.phase]} | ${fmt(t.tps.median, digits)} | ${fmt(l.tps.median, digits)} | ${fmt(r.ratio, 2)} | ` +
         `${r.target === null ? '—' : `≥ ${fmt(r.target, 1)}`} | ${r.met === null ? '—' : r.met ? 'yes' : 'no'} | ${t.threads} / ${l.threads} | ` +
         `${r.kind === 'prefill' ? `${fmt(t.ms.median)} / ${fmt(l.ms.median)}` : '—'} | ` +
-        `±${fmt(t.tps.spreadPct / 2)}% / ±${fmt(l.tps.spreadPct / 2)}% | ${fmt(t.limitSharePct, 1)}% / ${fmt(l.limitSharePct, 1)}% |`
+        `${noise(t.tps)} / ${noise(l.tps)} | ${busyPct(t.otherCpuPct)} / ${busyPct(l.otherCpuPct)} | ${fmt(t.limitSharePct, 1)}% / ${fmt(l.limitSharePct, 1)}% |`
     )
   }
   out.push(
     '',
     'Ratio = Tandem ÷ llama.cpp median tok/s; each peer at the thread count that won its probe (T / L). Noise = half the min–max',
-    'spread of the measured reps, as % of the median. % of limit: decode = weight bytes per token × tok/s ÷ memory read',
-    `bandwidth (${fmt(limits.bandwidthGBs, 1)} GB/s); prefill = useful FLOPs ÷ time ÷ MatMul rate (${fmt(limits.matmulGflops)} GFLOP/s).`,
+    'spread of the measured reps, as % of the median. Other CPU = share of all cores used by other processes during the reps',
+    '(median; work elsewhere on this shared machine slows whichever peer it overlaps). % of limit: decode = weight bytes per token × tok/s ÷ memory read',
+    `bandwidth (${fmt(limits.bandwidthGBs, 1)} GB/s, ${limits.bandwidthThreads} thread(s)); prefill = useful FLOPs ÷ time ÷ MatMul rate ` +
+      `(${fmt(limits.matmulGflops)} GFLOP/s, ${limits.matmulThreads} thread(s)); both limits are the best sample of the run.`,
     '',
     '| model | Tandem first load s (graph cache) | Tandem cached load s | llama.cpp load s | peak RSS MB Tandem | peak RSS MB llama.cpp | model wall s |',
     '|---|---:|---:|---:|---:|---:|---:|'
@@ -178,10 +209,9 @@ export function renderMarkdown(input: MarkdownInput): string {
         `${llamaLoads.map((l) => s(l.loadMs)).join(' / ')} | ${mb(peak('tandem'))} | ${mb(peak('llama.cpp'))} | ${s(m.wallMs)} |`
     )
   }
-  out.push('', '| threads | read bandwidth GB/s (median, spread) | MatMul GFLOP/s (median, spread) |', '|---:|---:|---:|')
-  for (const b of limits.byThreads) {
-    out.push(`| ${b.threads} | ${fmt(b.bandwidthGBs.median, 1)} (±${fmt(b.bandwidthGBs.spreadPct / 2)}%) | ${fmt(b.matmulGflops.median, 1)} (±${fmt(b.matmulGflops.spreadPct / 2)}%) |`)
-  }
+  out.push('', '| threads | read bandwidth GB/s best (median, noise) | MatMul GFLOP/s best (median, noise) |', '|---:|---:|---:|')
+  const lim = (s: Summary, digits: number): string => `${fmt(s.max, digits)} (${fmt(s.median, digits)}, ${noise(s)})`
+  for (const b of limits.byThreads) out.push(`| ${b.threads} | ${lim(b.bandwidthGBs, 1)} | ${lim(b.matmulGflops, 0)} |`)
   if (input.notes.length > 0) out.push('', 'Notes:', '', ...input.notes.map((n) => `- ${n}`))
   return `${out.join('\n')}\n`
 }

@@ -90,6 +90,10 @@ async function main(): Promise<void> {
     `${machine.cpuModel}, ${machine.cores} cores, ${Math.round(machine.totalMemBytes / 2 ** 30)} GiB; Node ${versions.node}, onnxruntime-node ${versions.onnxruntimeNode}, ` +
     `node-llama-cpp ${versions.nodeLlamaCpp} (llama.cpp ${versions.llamaCppRelease}, CPU backend, flash attention ${String(llamaDetails.flashAttention ?? '?')}). ` +
     `Run ${started.toISOString().slice(0, 16)}Z, ${minutes.toFixed(1)} min, ${args.reps} rep(s) per phase; load average ${machine.loadAverageStart} at start, ${machine.loadAverageEnd} at end.`
+  const decodeAgreement = rows
+    .filter((r) => r.kind === 'decode')
+    .map((r) => `${r.label} ${r.phase} ${r.agreeingTokens}/${r.steps}`)
+    .join(', ')
   const disagreements = rows.filter((r) => r.kind === 'prefill' && r.agreeingTokens === 0).map((r) => `${r.label} ${r.phase}`)
   const notes = [
     'Same GGUF file for both peers; prompts are fixed seeded token ids (normal tokens only), fed as ids (the random models have a synthetic tokenizer).',
@@ -99,7 +103,8 @@ async function main(): Promise<void> {
     'Thread choice: a probe pass (the discarded warm-up) runs every phase on 1 and 2 threads per peer; the faster (best probe run) is used. ' +
       'Decode at 1,024 uses the thread count that won the short-context decode probe.',
     'Decode % of limit counts weight bytes only (all matrices + output head, as stored in the GGUF); the KV cache read at 1,024 context is extra.',
-    `Greedy first token of the prefill rows differs between the peers on: ${disagreements.length === 0 ? 'none' : disagreements.join(', ')}.`,
+    `Greedy first token of the prefill rows differs between the peers on: ${disagreements.length === 0 ? 'none' : disagreements.join(', ')}. ` +
+      `Decode steps with identical greedy tokens from the start (numerics differ slightly; quantized dot products differ more): ${decodeAgreement}.`,
     `transformers.js (${versions.transformersJs ?? 'not installed'}): not run. It loads only ONNX exports (onnx/model.onnx + config.json made by ` +
       'Optimum from a PyTorch checkpoint) and has no GGUF reader, so it cannot load these weights; an export of the same random weights would ' +
       'need our own ONNX exporter in its I/O layout, i.e. a different file and a third engine, not the same weights.'

@@ -6,6 +6,7 @@
  * (T L, L T, T L ...) so load from elsewhere on the machine hits both peers alike.
  */
 import { PeerChild } from './child-handle'
+import { cpuSnapshot, otherCpuPct } from './cpu-load'
 import { promptTokens, type GgufSummary } from './gguf-summary'
 import type { BenchModelFile } from './models'
 import { PEER_NAMES, type Details, type PeerName } from './protocol'
@@ -65,6 +66,8 @@ export interface PeerPhaseRecord {
   readonly threads: number
   /** milliseconds of each measured rep (prefill: until the first greedy token; decode: all steps) */
   readonly ms: readonly number[]
+  /** per measured rep: percent of all cores other processes used meanwhile (null without /proc) */
+  readonly otherCpuPct: readonly (number | null)[]
   /** probe (warm-up) milliseconds per thread count, for the thread choice */
   readonly probeMs: Readonly<Record<string, readonly number[]>>
   /** the greedy tokens of the first measured rep (prefill: one) */
@@ -99,18 +102,32 @@ function childOf(children: Children, peer: PeerName, threads: number): PeerChild
   return c
 }
 
+/** A timed call's result, with how busy other processes kept the machine meanwhile. */
+interface Timed {
+  readonly ms: number
+  readonly tokens: readonly number[]
+  /** percent of all cores used by other processes during the call; null without /proc */
+  readonly otherCpuPct: number | null
+}
+
+async function timed(child: PeerChild, body: Parameters<PeerChild['run']>[0]): Promise<Timed> {
+  const before = cpuSnapshot(child.pid)
+  const r = await child.run(body)
+  return { ...r, otherCpuPct: otherCpuPct(before, cpuSnapshot(child.pid)) }
+}
+
 /** Prefill from an empty cache; returns ms and the greedy token. */
-async function prefill(child: PeerChild, prompt: readonly number[]): Promise<{ ms: number; tokens: readonly number[] }> {
+async function prefill(child: PeerChild, prompt: readonly number[]): Promise<Timed> {
   await child.run({ op: 'reset', pos: 0 })
   await sleep(SETTLE_MS)
-  return child.run({ op: 'evaluate', tokens: prompt, pos: 0 })
+  return timed(child, { op: 'evaluate', tokens: prompt, pos: 0 })
 }
 
 /** Decode `steps` after a prepared context of `ctx` tokens whose greedy next token is `first`. */
-async function decode(child: PeerChild, ctx: number, first: number, steps: number): Promise<{ ms: number; tokens: readonly number[] }> {
+async function decode(child: PeerChild, ctx: number, first: number, steps: number): Promise<Timed> {
   await child.run({ op: 'reset', pos: ctx })
   await sleep(SETTLE_MS)
-  return child.run({ op: 'decode', first, pos: ctx, steps })
+  return timed(child, { op: 'decode', first, pos: ctx, steps })
 }
 
 /** Fills a child's cache with the first `ctx` prompt tokens; returns the greedy next token. */
@@ -199,6 +216,7 @@ export async function benchmarkModel(model: BenchModelFile, summary: GgufSummary
         }
       }
       const ms = new Map<PeerChild, number[]>(runners.map((c) => [c, []]))
+      const busy = new Map<PeerChild, (number | null)[]>(runners.map((c) => [c, []]))
       const tokens = new Map<PeerChild, readonly number[]>()
       for (let rep = 0; rep < options.reps; rep++) {
         for (const c of rotate(runners, rep)) {
@@ -206,6 +224,7 @@ export async function benchmarkModel(model: BenchModelFile, summary: GgufSummary
             ? await prefill(c, prompt.slice(0, phase.tokens))
             : await decode(c, phase.tokens, first.get(c) ?? 0, phase.steps)
           ms.get(c)?.push(r.ms)
+          busy.get(c)?.push(r.otherCpuPct)
           if (!tokens.has(c)) tokens.set(c, r.tokens)
         }
       }
@@ -214,7 +233,7 @@ export async function benchmarkModel(model: BenchModelFile, summary: GgufSummary
         const c = runners[i]
         const probeMs: Record<string, readonly number[]> = {}
         for (const t of threadCounts) probeMs[String(t)] = probe.get(`${probeKey(phase)}|${childOf(children, peer, t).label}`) ?? []
-        peers[peer] = { threads, ms: ms.get(c) ?? [], probeMs, tokens: tokens.get(c) ?? [], contextPrefillMs: contextMs.get(c) ?? null }
+        peers[peer] = { threads, ms: ms.get(c) ?? [], otherCpuPct: busy.get(c) ?? [], probeMs, tokens: tokens.get(c) ?? [], contextPrefillMs: contextMs.get(c) ?? null }
       })
       const tandem = peers.tandem
       const llama = peers['llama.cpp']

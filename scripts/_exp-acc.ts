@@ -1,21 +1,21 @@
 import { GraphBuilder, MS_DOMAIN } from '../main/engine/graph/onnx-builder'
 import * as ort from 'onnxruntime-node'
-const M = 3, K = 512, N = 96
-for (const [bits, bs, zpMode] of [[4, 32, 0], [8, 32, 0], [4, 32, 1], [8, 16, 1], [8, 64, 0], [4, 16, 0]] as const) {
+const M = Number(process.argv[2] ?? 3), K = Number(process.argv[3] ?? 512), N = Number(process.argv[4] ?? 96)
+for (const [bits, bs, zpMode] of [[4, 32, 1], [4, 32, 2], [8, 16, 2]] as const) {
   const nb = K / bs
   const codes = new Uint8Array(N * nb * bs * bits / 8); for (let i = 0; i < codes.length; i++) codes[i] = (Math.random() * 256) | 0
   const scales = Float32Array.from({ length: N * nb }, () => 0.001 + Math.random() * 0.01)
   const zpPerRow = Math.ceil(nb * bits / 8)
-  const zps = zpMode ? Uint8Array.from({ length: N * zpPerRow }, () => (Math.random() * 256) | 0) : null
+  const zps = zpMode ? Uint8Array.from({ length: N * zpPerRow }, () => zpMode === 2 ? 0 : (Math.random() * 256) | 0) : null
   const b = new GraphBuilder('g')
-  b.input('x', 'float32', [M, K])
+  b.input('x', 'float32', [1, M, K])
   const ins = ['x', b.initializer('c', 'uint8', [N, nb, bs * bits / 8], codes), b.f32('s', [N * nb], scales)]
   if (zps) ins.push(b.initializer('z', 'uint8', [zps.length], zps))
   b.node('MatMulNBits', ins, { domain: MS_DOMAIN, outputs: ['y'], attrs: { K: { int: K }, N: { int: N }, bits: { int: bits }, block_size: { int: bs }, accuracy_level: { int: 4 } } })
-  b.output('y', 'float32', [M, N])
+  b.output('y', 'float32', [1, M, N])
   const s = await ort.InferenceSession.create(b.toBytes('x'), { intraOpNumThreads: 1 })
   const x = Float32Array.from({ length: M * K }, () => (Math.random() - 0.5) * 4)
-  const y = (await s.run({ x: new ort.Tensor('float32', x, [M, K]) })).y.data as Float32Array
+  const y = (await s.run({ x: new ort.Tensor('float32', x, [1, M, K]) })).y.data as Float32Array
   // dequant W
   const W = new Float64Array(N * K)
   for (let n = 0; n < N; n++) for (let blk = 0; blk < nb; blk++) {

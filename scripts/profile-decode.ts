@@ -35,9 +35,21 @@ const { values: args } = parseArgs({
     steps: { type: 'string', default: '16' },
     rounds: { type: 'string', default: '3' },
     chunk: { type: 'string' },
-    profile: { type: 'boolean', default: false }
+    profile: { type: 'boolean', default: false },
+    /** ORT session config entries key=value, repeatable (e.g. session.disable_prepacking=1) */
+    config: { type: 'string', multiple: true, default: [] },
+    /** graph option: --float-activations compiles quantized matmuls with float32 inputs (accuracy_level 0) */
+    'float-activations': { type: 'boolean', default: false }
   }
 })
+
+const configEntries: Record<string, string> = Object.fromEntries(
+  args.config.map((kv) => {
+    const at = kv.indexOf('=')
+    if (at < 1) throw new Error(`--config wants key=value, got ${kv}`)
+    return [kv.slice(0, at), kv.slice(at + 1)]
+  })
+)
 
 const list = (s: string): number[] => s.split(',').filter(Boolean).map(Number)
 const MODEL_IDS = ['f32', 'q8_0', 'q4_0', '500m'] as const
@@ -60,7 +72,7 @@ async function openSession(model: CompilableModel, graph: GraphOptions, threads:
     await writeGraphAtomic(path, compileModel(model, graph))
     console.log(`  compiled graph in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
   }
-  return createSession(path, { device: 'cpu', intraOpThreads: threads, interOpThreads: 1, profileFilePrefix: profilePrefix })
+  return createSession(path, { device: 'cpu', intraOpThreads: threads, interOpThreads: 1, profileFilePrefix: profilePrefix, configEntries })
 }
 
 /** Deterministic prompt of `n` ordinary token ids. */
@@ -132,7 +144,7 @@ async function main(): Promise<void> {
     const maxNeeded = Math.max(...prefills, ...contexts) + steps + CONTEXT_MARGIN
     const contextLength = Math.min(loaded.config.contextLength, maxNeeded)
     const model: CompilableModel = { config: loaded.config, weights: loaded.weights }
-    const graph: GraphOptions = { ropeTableLength: contextLength }
+    const graph: GraphOptions = { ropeTableLength: contextLength, int8Activations: !args['float-activations'] }
     console.log(`${file.label}: ${loaded.quantization}`)
     const engines = new Map<number, ModelEngine>()
     for (const t of threadsList) engines.set(t, new ModelEngine(model, await openSession(model, graph, t), { contextLength, prefillChunk: chunk }))

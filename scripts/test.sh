@@ -57,7 +57,29 @@ passed=$((passed + v_passed))
 failed=$((failed + v_failed + v_broken))
 [ $((v_failed + v_broken)) -gt 0 ] && failures+=("vitest")
 
-# --- Playwright end-to-end tests: added by a later issue; count them into passed/failed here. ---
+# --- Playwright end-to-end tests (test/e2e/*.spec.ts): the real app in browser mode, system Chromium ---
+# Screenshots land in test-results/screenshots/. Counts come from the JSON reporter; a run that fails
+# without countable failures (global setup, server start) counts as one broken test.
+pw_report="${scratch}/playwright.json"
+echo "=== playwright"
+NO_COLOR=1 PLAYWRIGHT_JSON_OUTPUT_NAME="${pw_report}" npx playwright test --reporter=list,json
+pw_rc=$?
+if [ -s "${pw_report}" ]; then
+  read -r p_passed p_failed p_broken p_skipped < <(node -e '
+    const r = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"))
+    const s = r.stats
+    console.log(s.expected + s.flaky, s.unexpected, (r.errors ?? []).length > 0 ? 1 : 0, s.skipped)
+  ' "${pw_report}")
+else
+  p_passed=0 p_failed=0 p_broken=0 p_skipped=0
+fi
+if [ "${pw_rc}" -ne 0 ] && [ $((p_failed + p_broken)) -eq 0 ]; then
+  p_broken=1 # Playwright failed before reporting anything countable.
+fi
+echo "=== playwright: ${p_passed} passed, ${p_failed} failed, ${p_broken} broken, ${p_skipped} skipped"
+passed=$((passed + p_passed))
+failed=$((failed + p_failed + p_broken))
+[ $((p_failed + p_broken)) -gt 0 ] && failures+=("playwright")
 
 if [ "${#failures[@]}" -gt 0 ]; then
   echo "=== failed: ${failures[*]}"

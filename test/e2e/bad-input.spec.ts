@@ -6,7 +6,8 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { expect, test, type Page } from '@playwright/test'
+import type { Page } from '@playwright/test'
+import { expect, test } from './fixtures'
 import { e2eEnv, E2E_ENV } from './env'
 import { chooseModel, composer, FAST_MODEL, openApp, replies, sendMessage, userMessages, waitForReplyEnd } from './helpers'
 

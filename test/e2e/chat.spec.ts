@@ -3,7 +3,7 @@
  * the reply stream in, stop a long reply, regenerate, edit and resend, reload and find everything, search,
  * rename, delete with undo. The tests run in order and share one server (see global-setup.ts).
  */
-import { expect, test } from '@playwright/test'
+import { expect, test } from './fixtures'
 import {
   chooseModel,
   composer,
@@ -24,6 +24,8 @@ import {
 test.describe.configure({ mode: 'serial' })
 
 const FIRST_PROMPT = 'Once upon a time'
+/** The edited message; its last word is one no story model writes, so content search finds only it. */
+const EDITED = 'The bird Quillonax'
 /** The stats line: "TTFT 12 ms · 850 tok/s · CPU". */
 const STATS_LINE = /^TTFT \d+(\.\d+)? (ms|s) · [\d.]+ tok\/s · CPU/
 
@@ -39,8 +41,8 @@ test('a new chat shows the model in use and the shortcuts', async ({ page }) => 
 test('creates a conversation and streams the reply in steps', async ({ page }, testInfo) => {
   await openApp(page)
   await chooseModel(page, FAST_MODEL)
-  // Greedy and long enough to be seen growing; the model ends its story on its own well before 512 tokens.
-  await setChatSampling(page, { temperature: 0, maxTokens: 400 })
+  // Greedy, and long enough (160 tokens) to be seen growing in many steps.
+  await setChatSampling(page, { temperature: 0, maxTokens: 160 })
   await recordGrowth(page)
   await sendMessage(page, FIRST_PROMPT)
   await expect(composer(page)).toHaveValue('')
@@ -92,6 +94,20 @@ test('Stop (button and Esc) ends a long reply mid-stream and keeps its text', as
   await expect(replies(page).first().locator('.reply-text')).toHaveText(stoppedText)
 })
 
+test('copies a reply to the clipboard', async ({ page, context }) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'])
+  await openApp(page)
+  await conversationButton(page, FIRST_PROMPT).click()
+  const reply = replies(page).last()
+  await reply.hover()
+  await reply.getByRole('button', { name: 'Copy reply' }).click()
+  await expect(reply.getByRole('status')).toHaveText('Copied')
+  const copied: unknown = await page.evaluate('navigator.clipboard.readText()')
+  const shown = (await reply.locator('.reply-text').textContent()) ?? ''
+  expect(typeof copied).toBe('string')
+  expect(String(copied).replace(/\s+/g, '')).toBe(shown.replace(/\s+/g, ''))
+})
+
 test('regenerates the last reply', async ({ page }) => {
   await openApp(page)
   await conversationButton(page, FIRST_PROMPT).click()
@@ -116,11 +132,11 @@ test('edit and resend replaces the message and the reply', async ({ page }) => {
   await userMessages(page).last().hover()
   await page.getByRole('button', { name: 'Edit and resend' }).last().click()
   const editor = page.getByRole('textbox', { name: 'Edit message' })
-  await editor.fill('The bird')
+  await editor.fill(EDITED)
   await page.getByRole('button', { name: 'Save and send' }).click()
   expect(await waitForReplyEnd(replies(page).last())).toBe('complete')
   await expect(userMessages(page)).toHaveCount(2)
-  await expect(userMessages(page).last()).toHaveText('The bird')
+  await expect(userMessages(page).last()).toHaveText(EDITED)
   await expect(replies(page)).toHaveCount(2)
 })
 
@@ -138,6 +154,32 @@ test('after a reload the conversation and its messages are intact', async ({ pag
   await expect(conversationButton(page, FIRST_PROMPT)).toHaveAttribute('aria-current', 'page')
 })
 
+test('the system prompt and sampling are saved with the conversation', async ({ page }) => {
+  await openApp(page)
+  await conversationButton(page, FIRST_PROMPT).click()
+  await page.getByRole('button', { name: 'Chat settings' }).click()
+  let dialog = page.getByRole('dialog', { name: 'Chat settings' })
+  await dialog.getByRole('textbox', { name: 'System prompt' }).fill('You tell short stories for children.')
+  await dialog.getByLabel('Top-p').fill('0.8')
+  await dialog.getByLabel('Max tokens').fill('99999')
+  await dialog.getByRole('button', { name: 'Save' }).click()
+  // Out of range: says which field and keeps the dialog (and what was typed) open.
+  await expect(dialog.getByRole('alert')).toContainText('Max tokens must be a whole number')
+  await dialog.getByLabel('Max tokens').fill('150')
+  await dialog.getByRole('button', { name: 'Save' }).click()
+  await expect(dialog).toBeHidden()
+
+  await page.reload()
+  await page.getByRole('button', { name: 'Chat settings' }).click()
+  dialog = page.getByRole('dialog', { name: 'Chat settings' })
+  await expect(dialog.getByRole('textbox', { name: 'System prompt' })).toHaveValue('You tell short stories for children.')
+  await expect(dialog.getByLabel('Top-p')).toHaveValue('0.8')
+  await expect(dialog.getByLabel('Max tokens')).toHaveValue('150')
+  await expect(dialog.getByLabel('Temperature')).toHaveValue('0')
+  await page.keyboard.press('Escape')
+  await expect(dialog).toBeHidden()
+})
+
 test('search finds conversations by title and by content (Ctrl+K)', async ({ page }) => {
   await openApp(page)
   await page.getByRole('button', { name: 'New chat' }).click()
@@ -149,13 +191,13 @@ test('search finds conversations by title and by content (Ctrl+K)', async ({ pag
   const results = page.getByRole('navigation', { name: 'Search results' })
   await expect(results.getByRole('button', { name: new RegExp(FIRST_PROMPT) }).first()).toBeVisible()
 
-  // A word from the edited message's content ("The bird"), which is not in any title.
-  await search.fill('bird')
-  const hit = results.getByRole('button').filter({ hasText: 'bird' }).first()
+  // A word from the edited message's content, which is not in any title.
+  await search.fill('quillonax')
+  const hit = results.getByRole('button').filter({ hasText: 'Quillonax' })
   await expect(hit).toBeVisible()
   await hit.click()
   await expect(page.getByRole('heading', { level: 1, name: FIRST_PROMPT })).toBeVisible()
-  await expect(userMessages(page).filter({ hasText: 'The bird' })).toBeVisible()
+  await expect(userMessages(page).filter({ hasText: EDITED })).toBeVisible()
 
   await search.fill('zzqxjv')
   await expect(page.getByText('No conversations match “zzqxjv”.')).toBeVisible()

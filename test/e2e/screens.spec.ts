@@ -3,7 +3,8 @@
  * (test-results/screenshots), plus checks that nothing overflows sideways, the sidebar collapses to a toggle
  * on narrow windows, and every control has an accessible name.
  */
-import { expect, test, type Page } from '@playwright/test'
+import type { Page } from '@playwright/test'
+import { expect, test } from './fixtures'
 import { chooseModel, conversationButton, FAST_MODEL, openApp, replies, saveScreenshot, sendMessage, setChatSampling, waitForReplyEnd } from './helpers'
 
 test.describe.configure({ mode: 'serial' })
@@ -73,6 +74,21 @@ test('narrow window (400×800): the sidebar collapses to a toggle', async ({ pag
   await page.emulateMedia({ colorScheme: 'dark' })
   await page.getByRole('button', { name: 'Close conversations' }).click()
   await saveScreenshot(page, testInfo, 'conversation-400x800-dark')
+})
+
+test('the theme follows the OS unless one is chosen in Settings', async ({ page }) => {
+  await openApp(page)
+  const root = page.locator('html')
+  await expect(root).not.toHaveAttribute('data-theme', /./)
+  await page.getByRole('button', { name: 'Settings', exact: true }).click()
+  const dialog = page.getByRole('dialog', { name: 'Settings' })
+  await dialog.getByRole('radio', { name: 'Dark' }).check()
+  await expect(root).toHaveAttribute('data-theme', 'dark')
+  await page.reload()
+  await expect(root).toHaveAttribute('data-theme', 'dark')
+  await page.getByRole('button', { name: 'Settings', exact: true }).click()
+  await dialog.getByRole('radio', { name: 'Match system' }).check()
+  await expect(root).not.toHaveAttribute('data-theme', /./)
 })
 
 test('keyboard focus is visible', async ({ page }) => {

@@ -6,7 +6,7 @@ const PROMPT = [3, 17, 42, 5, 88, 1, 60, 23, 9, 71, 33]
 
 async function expectMatches(spec: RandomModelSpec, prefillChunk = 128): Promise<void> {
   const model = randomModel(spec)
-  const r = await compareWithReference(model, PROMPT, 6, prefillChunk)
+  const r = await compareWithReference(model, PROMPT, 6, { prefillChunk })
   expect(r.steps).toBe(7)
   expect(r.top1Equal).toBe(true)
   expect(r.maxAbsDiff).toBeLessThan(1e-3 * r.logitScale)

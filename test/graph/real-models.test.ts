@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { loadModel } from '../../main/engine/model'
 import { sharedModel } from '../helpers/paths'
-import { compareWithReference } from './compare'
+import { compareWithReference, toleranceFor } from './compare'
 
 // The trained test models, compiled and run in-process against the reference forward on the same weights.
 const PROMPT = [1, 403, 407, 261, 378, 432, 383, 286, 261]
@@ -11,7 +11,7 @@ async function expectMatches(path: string, options: { tokenizerPath?: string } =
   if (!model.weights) throw new Error('no weights')
   const r = await compareWithReference({ config: { ...model.config, contextLength: 64 }, weights: model.weights }, PROMPT, 8)
   expect(r.top1Equal).toBe(true)
-  expect(r.maxAbsDiff).toBeLessThan(1e-3 * r.logitScale)
+  expect(r.maxAbsDiff).toBeLessThan(toleranceFor(r) * r.logitScale)
 }
 
 describe('compiled graphs of the trained test models vs reference forward', () => {

@@ -11,7 +11,7 @@ import { writeHfModel } from '../fixtures/hf-writer'
 import { writeRandomGgufModel, type RandomGgufSpec } from '../fixtures/random-gguf'
 import { tempDir } from '../helpers/paths'
 import { ReferenceRunner } from '../helpers/reference-runner'
-import { argmax, compareWithReference } from './compare'
+import { argmax, compareWithReference, toleranceFor } from './compare'
 
 const scratch = tempDir('tandem-written-')
 afterAll(() => scratch.dispose())
@@ -20,7 +20,7 @@ async function expectMatchesReference(model: LoadedModel, prompt: number[]): Pro
   if (!model.weights) throw new Error('no weights')
   const r = await compareWithReference({ config: { ...model.config, contextLength: 64 }, weights: model.weights }, prompt, 6)
   expect(r.top1Equal).toBe(true)
-  expect(r.maxAbsDiff).toBeLessThan(1e-3 * r.logitScale)
+  expect(r.maxAbsDiff).toBeLessThan(toleranceFor(r) * r.logitScale)
 }
 
 /** Greedy ids from the worker-backed runner and from the reference agree token for token. */

@@ -5,7 +5,9 @@ import { ContextOverflowError, WorkerExitedError } from '../../main/engine/runti
 import { createRunner, type ModelRunner } from '../../main/engine/runtime/runner'
 import { sharedModel, tempDir } from '../helpers/paths'
 import { PUBLISHED_STORIES260K_IDS, PUBLISHED_TINYSTORIES_IDS } from '../helpers/published'
-import { argmax } from '../graph/compare'
+import { argmax, INT8_FLIP_TOLERANCE } from '../graph/compare'
+import { int8ActivationPlan } from '../../main/engine/graph'
+import { resolveContext } from '../../main/engine/runtime/load-graph'
 
 /** Greedy ids after BOS (1), one forward per token. */
 async function greedy(runner: ModelRunner, count: number): Promise<{ ids: number[]; tokensPerSecond: number }> {
@@ -75,19 +77,23 @@ describe('ModelRunner (worker thread)', () => {
     }
   })
 
-  it('stories260K_q80.bin (int8 groups) matches the reference forward on the same weights, prefill then decode', async () => {
+  it('stories260K_q80.bin (int8 groups, int8 activations) matches the emulating reference; greedy ids vs the float reference', async () => {
     const tmp = tempDir()
     const path = sharedModel('stories260K/stories260K_q80.bin')
     const tokenizerPath = sharedModel('stories260K/tok512.bin')
     const model = await loadModel(path, { tokenizerPath })
     if (!model.weights) throw new Error('no weights')
     const ref = { config: model.config, weights: model.weights }
-    const state = createReferenceState(model.config, 32)
-    const runner = await createRunner(path, { cacheDir: tmp.dir, threads: 1, tokenizerPath, maxContext: 32 })
+    const maxContext = 96
+    // the runner compiles with the default options: int8 activations over the RoPE table resolveContext picks
+    const graph = { ropeTableLength: resolveContext(model.config, maxContext).ropeTableLength }
+    const emulating = createReferenceState(model.config, maxContext, { int8Activations: (t) => int8ActivationPlan(t, graph) })
+    const plain = createReferenceState(model.config, maxContext)
+    const runner = await createRunner(path, { cacheDir: tmp.dir, threads: 1, tokenizerPath, maxContext })
     try {
       const prompt = [1, 403, 407, 261, 378]
       let want = new Float32Array(0)
-      for (let p = 0; p < prompt.length; p++) want = referenceForward(ref, state, prompt[p], p).slice()
+      for (let p = 0; p < prompt.length; p++) want = referenceForward(ref, emulating, prompt[p], p).slice()
       let got = await runner.forward(prompt, 0)
       for (let step = 0; step < 6; step++) {
         let maxDiff = 0
@@ -96,12 +102,27 @@ describe('ModelRunner (worker thread)', () => {
           maxDiff = Math.max(maxDiff, Math.abs(got[i] - want[i]))
           scale = Math.max(scale, Math.abs(want[i]))
         }
-        expect(maxDiff).toBeLessThan(1e-3 * scale)
+        expect(maxDiff).toBeLessThan(INT8_FLIP_TOLERANCE * scale)
         const next = argmax(want)
         expect(argmax(got)).toBe(next)
-        want = referenceForward(ref, state, next, prompt.length + step).slice()
+        want = referenceForward(ref, emulating, next, prompt.length + step).slice()
         got = await runner.forward([next], prompt.length + step)
       }
+
+      // greedy continuation from BOS: int8-activation graph vs the plain float32 reference
+      const steps = 80
+      await runner.truncate(0)
+      let graphToken = 1
+      let refToken = 1
+      let agree = 0
+      for (let pos = 0; pos < steps; pos++) {
+        graphToken = argmax(await runner.forward([graphToken], pos))
+        refToken = argmax(referenceForward(ref, plain, refToken, pos))
+        if (graphToken !== refToken) break
+        agree++
+      }
+      console.log(`stories260K_q80: int8-activation greedy ids agree with the float32 reference for ${agree} of ${steps} tokens`)
+      expect(agree).toBeGreaterThanOrEqual(16)
     } finally {
       await runner.dispose()
       tmp.dispose()
@@ -119,7 +140,8 @@ describe('ModelRunner (worker thread)', () => {
       await expect(runner.forward([1], 8)).rejects.toThrow(/context overflow/)
       await runner.truncate(2)
       const again = await runner.forward([407], 2)
-      expect([...again]).toEqual([...a])
+      // the same position, now attending to cached rows instead of the run's own: equal up to summation order
+      for (let i = 0; i < a.length; i++) expect(Math.abs(again[i] - a[i])).toBeLessThan(1e-5 * Math.max(1, Math.abs(a[i])))
       // errors raised in the worker come back with their message
       await expect(runner.forward([9999], 3)).rejects.toThrow(/outside the vocabulary/)
       await runner.dispose()

@@ -38,6 +38,8 @@ export interface SessionConfig {
   readonly optimizationLevel?: GraphOptimizationLevel
   /** when set, ORT writes a per-node JSON profile whose path starts with this prefix (see `endProfiling`) */
   readonly profileFilePrefix?: string
+  /** ORT session config entries ("key" -> "value", e.g. "session.disable_prepacking"), passed through as is */
+  readonly configEntries?: Readonly<Record<string, string>>
 }
 
 /** A tensor handed to or returned by a session (ORT's own type, re-exported so callers need not import ORT). */
@@ -86,7 +88,9 @@ function sessionOptions(config: SessionConfig): ort.InferenceSession.SessionOpti
     ...(config.interOpThreads !== undefined ? { interOpNumThreads: config.interOpThreads } : {}),
     graphOptimizationLevel: config.optimizationLevel ?? 'all',
     executionMode: 'sequential',
-    ...(config.profileFilePrefix !== undefined ? { enableProfiling: true, profileFilePrefix: config.profileFilePrefix } : {})
+    ...(config.profileFilePrefix !== undefined ? { enableProfiling: true, profileFilePrefix: config.profileFilePrefix } : {}),
+    // the binding turns `extra`'s string values into session config entries under their (dotted) keys
+    ...(config.configEntries ? { extra: { ...config.configEntries } } : {})
   }
 }
 

@@ -11,7 +11,7 @@ import type { ModelConfig, ModelWeights } from '../model'
 import { groupSize } from './emit-attention'
 import { EmitContext, resolveGraphOptions, type GraphOptions } from './emit-context'
 import { GraphBuilder } from './onnx-builder'
-import { describeValue, emitGroup, wholeModelSegment, type SegmentSpec } from './op-groups'
+import { describeValue, emitGroup, VALUE, wholeModelSegment, type SegmentSpec } from './op-groups'
 
 /** Bump when emitted graphs change for the same model, so cached graphs are recompiled. */
 export const GRAPH_COMPILER_VERSION = 'tandem-graph-2'
@@ -41,7 +41,11 @@ export function checkCompilable(config: ModelConfig, options: GraphOptions): voi
  * [count, S, nKv·hd] (for the whole model: k0, v0, k1, v1, ...). Empty when the segment has no layer.
  */
 export function kvOutputValues(spec: SegmentSpec): string[] {
-  return spec.outputs.filter((name) => /^new_[kv]_\d+$/.test(name))
+  const layers = spec.outputs.flatMap((name) => {
+    const m = /^new_[kv]_(\d+)$/.exec(name)
+    return m ? [Number(m[1])] : []
+  })
+  return [...new Set(layers)].sort((a, b) => a - b).flatMap((l) => [VALUE.newK(l), VALUE.newV(l)].filter((name) => spec.outputs.includes(name)))
 }
 
 /** Emits the groups of `spec` into one graph and returns the serialized model. */

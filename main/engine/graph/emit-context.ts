@@ -89,11 +89,11 @@ export class EmitContext {
     if (!sum) {
       return this.b.op('SimplifiedLayerNormalization', [this.get(name), w], { name: label, attrs: { axis: { int: -1 }, stash_type: { int: 1 }, ...eps } })
     }
-    const total = this.b.uniqueName(`${name}/sum`)
+    const total = this.b.reserveName(`${name}/sum`)
     const [normed] = this.b.node('SkipSimplifiedLayerNormalization', [sum.a, sum.b, w], {
       name: label,
       domain: MS_DOMAIN,
-      outputs: [this.b.uniqueName(label), '', '', total],
+      outputs: [this.b.reserveName(label), '', '', total],
       attrs: eps
     })
     this.pending.delete(name)

@@ -28,11 +28,30 @@ export function int8ActivationBlock(t: Tensor, options: GraphOptions): number | 
   return d.dtype === 'q6_k' ? 16 : 32
 }
 
-/** Transposes W [n, k] (row-major) into columns [off, off + n) of out [k, stride]. */
-function transposeInto(out: Float32Array, stride: number, off: number, w: Float32Array, n: number, k: number): void {
+/** How a quantized matmul rounds its input to int8 (the shape of reference.ts's Int8ActivationPlan). */
+export interface Int8ActivationPlan {
+  /** block length along K */
+  readonly block: number
+  /** Q4_K: per-block mins [K/block, N] applied to the unrounded input; else null */
+  readonly minsT: Float32Array | null
+}
+
+/**
+ * The reference forward's description of how the graph multiplies by `t` (int8 block, and for Q4_K the
+ * mins the graph applies to the unrounded input), or null for float32 arithmetic.
+ */
+export function int8ActivationPlan(t: Tensor, options: GraphOptions): Int8ActivationPlan | null {
+  const block = int8ActivationBlock(t, options)
+  if (block === null) return null
+  const minsT = t.data.kind === 'ggml' && t.data.dtype === 'q4_k' ? (packNBits(t)?.minsT ?? null) : null
+  return { block, minsT }
+}
+
+/** Transposes W [n, k] (row-major), times `factor`, into columns [off, off + n) of out [k, stride]. */
+function transposeInto(out: Float32Array, stride: number, off: number, w: Float32Array, n: number, k: number, factor: number): void {
   for (let r = 0; r < n; r++) {
     const row = r * k
-    for (let c = 0; c < k; c++) out[c * stride + off + r] = w[row + c]
+    for (let c = 0; c < k; c++) out[c * stride + off + r] = factor === 1 ? w[row + c] : w[row + c] * factor
   }
 }
 
@@ -54,6 +73,16 @@ function concatFloats(parts: readonly Float32Array[]): Float32Array {
     at += p.length
   }
   return out
+}
+
+/** The weight with every output multiplied by `factor` (scales and mins; the codes are unchanged). */
+function scaleNBits(w: NBitsWeight, factor: number): NBitsWeight {
+  if (factor === 1) return w
+  return {
+    ...w,
+    scales: w.scales.map((v) => Math.fround(v * factor)),
+    minsT: w.minsT ? w.minsT.map((v) => Math.fround(v * factor)) : null
+  }
 }
 
 /** Stacks packed weights along N (rows are independent in every MatMulNBits array), or null if they differ in form. */
@@ -117,31 +146,38 @@ function emitNBits(ctx: EmitContext, x: string, packed: NBitsWeight, int8: boole
 }
 
 /** y = x · [W₀; W₁; …]ᵀ for weights of one form (all dense, or packed alike): [.., ΣN]. Null when they cannot share one matmul. */
-function emitFused(ctx: EmitContext, x: string, ws: readonly Tensor[], label: string): string | null {
+function emitFused(ctx: EmitContext, x: string, ws: readonly Tensor[], factors: readonly number[], label: string): string | null {
   const k = ws[0].shape[1]
   const packed = ws.map((w) => packNBits(w))
   if (packed.every((p): p is NBitsWeight => p !== null)) {
     const blocks = ws.map((w) => int8ActivationBlock(w, ctx.options))
-    const stacked = blocks.every((blk) => blk === blocks[0]) ? stackNBits(packed) : null
+    const stacked = blocks.every((blk) => blk === blocks[0]) ? stackNBits(packed.map((p, i) => scaleNBits(p, factors[i]))) : null
     return stacked ? emitNBits(ctx, x, stacked, blocks[0] !== null, label) : null
   }
   if (!packed.every((p) => p === null)) return null
   const n = ws.reduce((a, w) => a + w.shape[0], 0)
   const wt = new Float32Array(k * n)
   let off = 0
-  for (const w of ws) {
-    transposeInto(wt, n, off, tensorToFloat32(w), w.shape[0], k)
+  ws.forEach((w, i) => {
+    transposeInto(wt, n, off, tensorToFloat32(w), w.shape[0], k, factors[i])
     off += w.shape[0]
-  }
+  })
   return ctx.b.op('MatMul', [x, ctx.b.f32(`${label}.weight_t`, [k, n], wt)], { name: `${label}/matmul` })
 }
 
 /**
- * Emits x [.., K] · Wᵢᵀ (+ bᵢ) for each weight Wᵢ [Nᵢ, K] of `ws` -> one output [.., Nᵢ] each; `label`
- * names the nodes and initializers (e.g. "layer3.qkv"). Fused into one matmul and a Split when the
- * weights share a form, else one matmul each.
+ * Emits x [.., K] · Wᵢᵀ (+ bᵢ), times `factors[i]` (default 1; folded into the weights, so free), for
+ * each weight Wᵢ [Nᵢ, K] of `ws` -> one output [.., Nᵢ] each; `labels` name the nodes and initializers
+ * (e.g. "layer3.wq"). Fused into one matmul and a Split when the weights share a form, else one matmul each.
  */
-export function emitLinears(ctx: EmitContext, x: string, ws: readonly Tensor[], biases: readonly (Tensor | null)[], labels: readonly string[]): string[] {
+export function emitLinears(
+  ctx: EmitContext,
+  x: string,
+  ws: readonly Tensor[],
+  biases: readonly (Tensor | null)[],
+  labels: readonly string[],
+  factors: readonly number[] = ws.map(() => 1)
+): string[] {
   const b = ctx.b
   for (const w of ws) {
     if (w.shape.length !== 2 || w.shape[1] !== ws[0].shape[1]) throw new Error(`${w.name}: expected a 2-D weight with ${ws[0].shape[1]} inputs, got [${w.shape.join(', ')}]`)
@@ -150,21 +186,22 @@ export function emitLinears(ctx: EmitContext, x: string, ws: readonly Tensor[], 
     const n = ws[i].shape[0]
     if (bias && (bias.shape.length !== 1 || bias.shape[0] !== n)) throw new Error(`${bias.name}: bias shape [${bias.shape.join(', ')}] does not match ${n} outputs`)
   })
-  const fused = ws.length > 1 ? emitFused(ctx, x, ws, labels.join('+')) : null
+  const biasValues = (i: number): Float32Array => {
+    const bias = biases[i]
+    const v = bias ? tensorToFloat32(bias) : new Float32Array(ws[i].shape[0])
+    return factors[i] === 1 ? v : v.map((e) => e * factors[i])
+  }
+  const fused = ws.length > 1 ? emitFused(ctx, x, ws, factors, labels.join('+')) : null
   if (!fused) {
     return ws.map((w, i) => {
-      const one = emitFused(ctx, x, [w], labels[i])
+      const one = emitFused(ctx, x, [w], [factors[i]], labels[i])
       if (!one) throw new Error(`unreachable: a single weight always has one form (${w.name})`)
-      const bias = biases[i]
-      return bias ? b.op('Add', [one, b.f32(`${labels[i]}.bias`, [w.shape[0]], tensorToFloat32(bias))], { name: `${labels[i]}/bias` }) : one
+      return biases[i] ? b.op('Add', [one, b.f32(`${labels[i]}.bias`, [w.shape[0]], biasValues(i))], { name: `${labels[i]}/bias` }) : one
     })
   }
   let y = fused
   if (biases.some((bias) => bias !== null)) {
-    const all = concatFloats(ws.map((w, i) => {
-      const bias = biases[i]
-      return bias ? tensorToFloat32(bias) : new Float32Array(w.shape[0])
-    }))
+    const all = concatFloats(ws.map((_, i) => biasValues(i)))
     y = b.op('Add', [y, b.f32(`${labels.join('+')}.bias`, [all.length], all)], { name: `${labels.join('+')}/bias` })
   }
   const sizes = ctx.i64(ws.map((w) => w.shape[0]))

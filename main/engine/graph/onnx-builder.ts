@@ -85,6 +85,8 @@ export class GraphBuilder {
   private readonly inputs: OnnxTypes.IValueInfoProto[] = []
   private readonly outputs: OnnxTypes.IValueInfoProto[] = []
   private readonly usedNames = new Set<string>()
+  /** names from `reserveName` not yet produced by a node */
+  private readonly reserved = new Set<string>()
   private initializerBytes = 0
 
   constructor(private readonly graphName: string) {}
@@ -99,6 +101,13 @@ export class GraphBuilder {
     let name = base
     for (let i = 2; this.usedNames.has(name); i++) name = `${base}_${i}`
     this.usedNames.add(name)
+    return name
+  }
+
+  /** A unique value name that one later node may list in its explicit `outputs`. */
+  reserveName(base: string): string {
+    const name = this.uniqueName(base)
+    this.reserved.add(name)
     return name
   }
 
@@ -147,6 +156,7 @@ export class GraphBuilder {
     const outputs = options.outputs
       ? options.outputs.map((o) => {
           if (o === '') return o // an optional output left out
+          if (this.reserved.delete(o)) return o
           if (this.usedNames.has(o)) throw new Error(`graph value ${o} produced twice`)
           this.usedNames.add(o)
           return o

@@ -176,16 +176,17 @@ export function emitGroup(ctx: EmitContext, group: OpGroup): void {
       ctx.set(V.attnIn(l), ctx.normOf(V.layerIn(l), w.attnNorm, `${label}/attn_norm`))
       return
     case 'qkv': {
-      const [q, k, v] = emitLinears(ctx, ctx.get(V.attnIn(l)), [w.wq, w.wk, w.wv], [w.bq, w.bk, w.bv], [`${label}.wq`, `${label}.wk`, `${label}.wv`])
+      // queries carry the attention scale 1/sqrt(hd) (folded into wq and bq; RoPE is linear), so the score
+      // matmuls need no scaling op — which ORT would fuse into a FusedMatMul with alpha ≠ 1, off MLAS's M=1 fast path
+      const labels = [`${label}.wq`, `${label}.wk`, `${label}.wv`]
+      const [q, k, v] = emitLinears(ctx, ctx.get(V.attnIn(l)), [w.wq, w.wk, w.wv], [w.bq, w.bk, w.bv], labels, [1 / Math.sqrt(config.headDim), 1, 1])
       ctx.set(V.q(l), q)
       ctx.set(V.k(l), k)
       ctx.set(V.newV(l), v)
       return
     }
     case 'rope': {
-      // queries carry the attention scale 1/sqrt(hd), so the score matmuls need no alpha (MLAS's M=1 fast path)
-      const q = emitRope(ctx, ctx.get(V.q(l)), config.nHeads, `${label}/rope_q`)
-      ctx.set(V.qRot(l), b.op('Mul', [q, ctx.f32Scalar(1 / Math.sqrt(config.headDim))], { name: `${label}/q_scaled` }))
+      ctx.set(V.qRot(l), emitRope(ctx, ctx.get(V.q(l)), config.nHeads, `${label}/rope_q`))
       ctx.set(V.newK(l), emitRope(ctx, ctx.get(V.k(l)), config.nKvHeads, `${label}/rope_k`))
       return
     }

@@ -22,8 +22,8 @@ export interface NBitsWeight {
    */
   readonly zeroPoints: Uint8Array | null
   /**
-   * Q4_K only: per-block mins dmin·m as a dense matrix [nBlocks, N] (already transposed for MatMul),
-   * subtracted as blockSums(A) · mins. Null for every other type.
+   * Q4_K only: per-block offsets (dmin·m − 8·d·sc) as a dense matrix [nBlocks, N] (already transposed
+   * for MatMul), subtracted as blockSums(A) · minsT. Null for every other type.
    */
   readonly minsT: Float32Array | null
 }
@@ -83,9 +83,12 @@ export function packQ4_0(t: Tensor, bytes: Uint8Array): NBitsWeight {
 
 /**
  * Q4_K (144-byte super-blocks of 256: f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, 128 bytes of
- * nibbles): value = (d·sc)·q − (dmin·m) per 32-value sub-block. Codes are q with zero point 0 and scale
- * d·sc; the −dmin·m term goes to `minsT`. (A float zero point m·dmin/(d·sc) would fold it in, but ORT's
- * CPU kernel then dequantizes B on every run — ~10× slower — and it breaks when sc = 0.)
+ * nibbles): value = (d·sc)·q − (dmin·m) per 32-value sub-block. Codes are q with MatMulNBits' default
+ * zero point 8 and scale d·sc, i.e. (d·sc)·(q − 8); the remaining per-block offset 8·d·sc − dmin·m goes
+ * to `minsT` (subtracted as −(dmin·m − 8·d·sc)). No zero-point input: MLAS's int8 kernels are ~1.6×
+ * faster without one, and centring q keeps the two terms from cancelling. (A float zero point
+ * m·dmin/(d·sc) would fold it in, but ORT's CPU kernel then dequantizes B on every run — ~10× slower —
+ * and it breaks when sc = 0.)
  */
 export function packQ4_K(t: Tensor, bytes: Uint8Array): NBitsWeight {
   const { n, k } = matrixDims(t)
@@ -106,8 +109,9 @@ export function packQ4_K(t: Tensor, bytes: Uint8Array): NBitsWeight {
         const sc = j < 4 ? bytes[sb + j] & 63 : (bytes[sb + j + 4] & 0xf) | ((bytes[sb + j - 4] >>> 6) << 4)
         const m = j < 4 ? bytes[sb + j + 4] & 63 : (bytes[sb + j + 4] >>> 4) | ((bytes[sb + j] >>> 6) << 4)
         const block = s * 8 + j
-        scales[row * nb + block] = Math.fround(d * sc)
-        minsT[block * n + row] = Math.fround(dmin * m)
+        const scale = Math.fround(d * sc)
+        scales[row * nb + block] = scale
+        minsT[block * n + row] = Math.fround(Math.fround(dmin * m) - 8 * scale)
         // sub-block j lives in qs[32·(j>>1) ...], low nibbles for even j, high for odd j
         const q = p + 16 + 32 * (j >>> 1)
         const shift = (j & 1) * 4
@@ -120,8 +124,7 @@ export function packQ4_K(t: Tensor, bytes: Uint8Array): NBitsWeight {
       }
     }
   }
-  const zpBytesPerRow = Math.ceil(nb / 2)
-  return { n, k, bits: 4, blockSize: 32, codes, scales, zeroPoints: new Uint8Array(n * zpBytesPerRow), minsT }
+  return { n, k, bits: 4, blockSize: 32, codes, scales, zeroPoints: null, minsT }
 }
 
 /**

@@ -7,9 +7,33 @@ import { ropeInvFreq, ropePair } from './rope'
 import { tensorToFloat32 } from './tensor'
 import type { ModelConfig, ModelWeights, Tensor } from './types'
 
+/**
+ * How a compiled graph computes one quantized matmul with int8 activations (MatMulNBits accuracy_level
+ * 4, MLAS CompInt8): the input is rounded to int8 per `block` values along K — scale = max|x|/127
+ * (float32), q = round-half-even(x · (127/max|x|)), x' = q · scale — and multiplied by the weight.
+ */
+export interface Int8ActivationPlan {
+  readonly block: number
+  /**
+   * Q4_K-style weights only: per-block offsets [K/block, N] that the graph subtracts as
+   * Σ_b minsT[b, n] · Σ_{k in b} x_k on the unrounded x (they are part of the dequantized weight, so
+   * the reference corrects W·x' by Σ_b minsT[b, n] · Σ_{k in b} (x'_k − x_k)). Null otherwise.
+   */
+  readonly minsT: Float32Array | null
+}
+
+/** How the oracle computes, where a compiled graph's arithmetic is to be matched exactly. */
+export interface ReferenceOptions {
+  /** For a matmul with weight `t`: how its input is rounded to int8 first, or null to use x as is. */
+  readonly int8Activations?: (t: Tensor) => Int8ActivationPlan | null
+}
+
 /** Activation buffers and the KV cache, sized once from the config (llama2.c's RunState). */
 export interface ReferenceState {
   readonly maxSeqLen: number
+  readonly options: ReferenceOptions
+  /** scratch for the int8-rounded input of a matmul: [max(dim, hiddenDim, qDim)] */
+  readonly xq: Float32Array
   /** per layer: [maxSeqLen, nKvHeads*headDim] */
   readonly keyCache: Float32Array[]
   readonly valueCache: Float32Array[]
@@ -27,11 +51,13 @@ export interface ReferenceState {
 }
 
 /** Allocates the run state for up to `maxSeqLen` positions. */
-export function createReferenceState(config: ModelConfig, maxSeqLen: number): ReferenceState {
+export function createReferenceState(config: ModelConfig, maxSeqLen: number, options: ReferenceOptions = {}): ReferenceState {
   const kvDim = config.nKvHeads * config.headDim
   const qDim = config.nHeads * config.headDim
   return {
     maxSeqLen,
+    options,
+    xq: new Float32Array(Math.max(config.dim, config.hiddenDim, qDim)),
     keyCache: Array.from({ length: config.nLayers }, () => new Float32Array(maxSeqLen * kvDim)),
     valueCache: Array.from({ length: config.nLayers }, () => new Float32Array(maxSeqLen * kvDim)),
     x: new Float32Array(config.dim),
@@ -75,6 +101,56 @@ function matmul(out: Float32Array, x: Float32Array, w: Float32Array, n: number, 
     const row = i * n
     for (let j = 0; j < n; j++) sum += w[row + j] * x[j]
     out[i] = sum
+  }
+}
+
+/**
+ * x[0..n) rounded to int8 per block of `block` values (see Int8ActivationPlan) into `xq[0..n)`; returns xq.
+ * Exported for tests of the graph's quantized matmuls.
+ */
+export function roundToInt8Blocks(xq: Float32Array, x: Float32Array, n: number, block: number): Float32Array {
+  for (let start = 0; start < n; start += block) {
+    const end = Math.min(n, start + block)
+    let amax = 0
+    for (let i = start; i < end; i++) amax = Math.max(amax, Math.abs(x[i]))
+    const scale = Math.fround(amax / 127)
+    const inverse = amax === 0 ? 0 : Math.fround(127 / amax)
+    for (let i = start; i < end; i++) {
+      const v = Math.fround(x[i] * inverse)
+      // round half to even, as _mm512_roundscale_ps(v, _MM_ROUND_NEAREST)
+      const f = Math.floor(v)
+      const frac = v - f
+      const q = frac > 0.5 || (frac === 0.5 && f % 2 !== 0) ? f + 1 : f
+      xq[i] = q * scale
+    }
+  }
+  return xq
+}
+
+// The plan of each weight, asked once (building one may repack the weight).
+const plans = new WeakMap<Tensor, Int8ActivationPlan | null>()
+
+/** W (d,n) @ x (n,) -> out (d,) for a model weight, rounding x to int8 blocks first where the options say so. */
+function linear(state: ReferenceState, out: Float32Array, x: Float32Array, w: Tensor, n: number, d: number): void {
+  const ask = state.options.int8Activations
+  let plan: Int8ActivationPlan | null = null
+  if (ask) {
+    const known = plans.get(w)
+    plan = known === undefined ? ask(w) : known
+    if (known === undefined) plans.set(w, plan)
+  }
+  if (!plan) {
+    matmul(out, x, f32(w), n, d)
+    return
+  }
+  const xq = roundToInt8Blocks(state.xq, x, n, plan.block)
+  matmul(out, xq, f32(w), n, d)
+  const mins = plan.minsT
+  if (!mins) return
+  for (let b = 0; b < n / plan.block; b++) {
+    let shift = 0
+    for (let k = b * plan.block; k < (b + 1) * plan.block; k++) shift += xq[k] - x[k]
+    for (let i = 0; i < d; i++) out[i] += mins[b * d + i] * shift
   }
 }
 
@@ -140,9 +216,9 @@ export function referenceForward(
     // attention norm: xb = rmsnorm(x)  [dim]
     rmsnorm(xb, x, f32(L.attnNorm), c.normEps)
     // qkv: q [qDim], k [kvDim], v [kvDim] (+ biases for Qwen2)
-    matmul(q, xb, f32(L.wq), c.dim, qDim)
-    matmul(k, xb, f32(L.wk), c.dim, kvDim)
-    matmul(v, xb, f32(L.wv), c.dim, kvDim)
+    linear(state, q, xb, L.wq, c.dim, qDim)
+    linear(state, k, xb, L.wk, c.dim, kvDim)
+    linear(state, v, xb, L.wv, c.dim, kvDim)
     addBias(q, L.bq)
     addBias(k, L.bk)
     addBias(v, L.bv)
@@ -172,22 +248,22 @@ export function referenceForward(
       }
     }
     // output projection + residual: x += wo · xb
-    matmul(xb2, xb, f32(L.wo), qDim, c.dim)
+    linear(state, xb2, xb, L.wo, qDim, c.dim)
     for (let i = 0; i < c.dim; i++) x[i] += xb2[i]
     // ffn norm, then SwiGLU: x += down( silu(gate·xb) * (up·xb) )
     rmsnorm(xb, x, f32(L.ffnNorm), c.normEps)
-    matmul(hb, xb, f32(L.wGate), c.dim, c.hiddenDim)
-    matmul(hb2, xb, f32(L.wUp), c.dim, c.hiddenDim)
+    linear(state, hb, xb, L.wGate, c.dim, c.hiddenDim)
+    linear(state, hb2, xb, L.wUp, c.dim, c.hiddenDim)
     for (let i = 0; i < c.hiddenDim; i++) {
       const g = hb[i]
       hb[i] = (g / (1 + Math.exp(-g))) * hb2[i]
     }
-    matmul(xb2, hb, f32(L.wDown), c.hiddenDim, c.dim)
+    linear(state, xb2, hb, L.wDown, c.hiddenDim, c.dim)
     for (let i = 0; i < c.dim; i++) x[i] += xb2[i]
   }
 
   // final norm and classifier: logits = output · rmsnorm(x)  [vocab]
   rmsnorm(x, x, f32(w.finalNorm), c.normEps)
-  matmul(state.logits, x, f32(w.output), c.dim, c.vocabSize)
+  linear(state, state.logits, x, w.output, c.dim, c.vocabSize)
   return state.logits
 }

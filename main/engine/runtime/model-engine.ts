@@ -1,10 +1,11 @@
 /**
  * @file One compiled model on one session with its runtime-owned KV cache: embeddings in JS, the graph
- * for everything else, new K/V rows appended after each run. Runs on whatever thread owns it (the
- * model worker in production, the test thread in graph tests).
+ * for everything else, the cache buffers passed in as inputs (free) and only the new K/V rows and the
+ * last logits coming back (outputs cost per byte), the rows written into the cache after each run. Runs
+ * on whatever thread owns it (the model worker in production, the test thread in graph tests).
  */
 import { float32Tensor, int64Tensor, tensorFloat32Data, type OrtSession, type OrtTensor } from '../devices'
-import { VALUE, type CompilableModel } from '../graph'
+import { KV_OUTPUT, VALUE, type CompilableModel } from '../graph'
 import { ContextOverflowError } from './errors'
 import { KvCache } from './kv-cache'
 import { dequantizeRows, type ModelConfig } from '../model'
@@ -80,6 +81,8 @@ export class ModelEngine {
       throw new ContextOverflowError(`context overflow: ${pos} cached + ${tokens.length} new tokens > context length ${this.contextLength}`)
     }
     this.cache.truncate(pos)
+    // one growth for the whole call rather than one per chunk
+    this.cache.reserve(pos + tokens.length)
     let logits: Float32Array | null = null
     for (let start = 0; start < tokens.length; start += this.chunk) {
       logits = await this.runChunk(tokens, start, Math.min(this.chunk, tokens.length - start))
@@ -103,26 +106,30 @@ export class ModelEngine {
   private async runChunk(tokens: readonly number[], start: number, count: number): Promise<Float32Array> {
     const { dim, nLayers, nKvHeads, headDim } = this.config
     const past = this.cache.length
+    const capacity = this.cache.capacity
     const emb = this.model.weights.tokenEmbedding
     for (let i = 0; i < count; i++) {
       dequantizeRows(emb, tokens[start + i], 1, this.hidden, i * dim)
       this.positions[i] = BigInt(past + i)
     }
     const feeds: Record<string, OrtTensor> = {
-      [VALUE.hidden]: float32Tensor(this.hidden.subarray(0, count * dim), [count, dim]),
+      [VALUE.hidden]: float32Tensor(this.hidden.subarray(0, count * dim), [1, count, dim]),
       [VALUE.positions]: int64Tensor(this.positions.subarray(0, count), [count])
     }
     for (let l = 0; l < nLayers; l++) {
       const p = this.cache.past(l)
-      feeds[VALUE.pastK(l)] = float32Tensor(p.keys, [past, nKvHeads, headDim])
-      feeds[VALUE.pastV(l)] = float32Tensor(p.values, [past, nKvHeads, headDim])
+      feeds[VALUE.pastK(l)] = float32Tensor(p.keys, [nKvHeads, headDim, capacity])
+      feeds[VALUE.pastV(l)] = float32Tensor(p.values, [nKvHeads, capacity, headDim])
     }
     const out = await this.session.run(feeds)
+    const kvTensor = out[KV_OUTPUT]
+    if (!kvTensor) throw new Error('graph did not return the new K/V rows')
+    const kv = tensorFloat32Data(kvTensor, KV_OUTPUT)
+    // [2·nLayers, count, nKv·hd]: layer l's keys at 2l, values at 2l + 1
+    const block = count * nKvHeads * headDim
+    if (kv.length !== 2 * nLayers * block) throw new Error(`graph returned ${kv.length} K/V values, expected ${2 * nLayers * block}`)
     for (let l = 0; l < nLayers; l++) {
-      const k = out[VALUE.newK(l)]
-      const v = out[VALUE.newV(l)]
-      if (!k || !v) throw new Error(`graph did not return the new K/V of layer ${l}`)
-      this.cache.write(l, tensorFloat32Data(k, VALUE.newK(l)), tensorFloat32Data(v, VALUE.newV(l)), count)
+      this.cache.write(l, kv.subarray(2 * l * block, (2 * l + 1) * block), kv.subarray((2 * l + 1) * block, (2 * l + 2) * block), count)
     }
     this.cache.commit(count)
     const logitsTensor = out[VALUE.logits]

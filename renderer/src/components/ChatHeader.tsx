@@ -56,14 +56,14 @@ export function ChatHeader(props: ChatHeaderProps): JSX.Element {
           </>
         )}
       </div>
+      {/* On narrow windows the sidebar (and its New chat button) is folded away. */}
+      <button type="button" className="icon-button header-new-chat" aria-label="New chat" title="New chat" onClick={props.onNewChat}>
+        <Icon name="plus" />
+      </button>
       <div className="chat-header-tools">
         <ModelPicker id="header-model" models={props.models} value={props.modelId} onChange={props.onModelChange} />
         <button type="button" className="icon-button" aria-label="Chat settings" title="System prompt and sampling" onClick={props.onOpenChatSettings}>
           <Icon name="sliders" />
-        </button>
-        {/* On narrow windows the sidebar (and its New chat button) is folded away. */}
-        <button type="button" className="icon-button header-new-chat" aria-label="New chat" title="New chat" onClick={props.onNewChat}>
-          <Icon name="plus" />
         </button>
       </div>
     </header>

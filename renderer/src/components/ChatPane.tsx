@@ -65,8 +65,8 @@ export function ChatPane(props: ChatPaneProps): JSX.Element {
           messages={chat.messages}
           busy={chat.active !== null}
           focusMessageId={props.focusMessageId}
-          onRegenerate={() => void chat.regenerate()}
-          onEdit={(id, content) => void chat.edit(id, content)}
+          onRegenerate={chat.regenerate}
+          onEdit={chat.edit}
         />
       )}
       <div className="chat-bottom">

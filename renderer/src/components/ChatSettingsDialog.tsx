@@ -25,6 +25,8 @@ export function ChatSettingsDialog({ systemPrompt, sampling, defaults, onSave, o
     <Modal title="Chat settings" onClose={onClose}>
       <form
         className="settings-form"
+        // Our own validation names the field in words; the browser's bubbles are easy to miss.
+        noValidate
         onSubmit={(e) => {
           e.preventDefault()
           const parsed = parseDraft(draft)

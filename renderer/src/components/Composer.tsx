@@ -78,7 +78,7 @@ export function Composer({ ref, streaming, busyElsewhere, onSend, onStop }: Comp
           ref={area}
           rows={1}
           value={text}
-          placeholder="Message Tandem…  (Enter to send, Shift+Enter for a new line)"
+          placeholder="Message Tandem…"
           aria-describedby={note !== null ? 'composer-note' : undefined}
           aria-invalid={tooLong || undefined}
           onChange={(e) => {
@@ -114,7 +114,7 @@ export function Composer({ ref, streaming, busyElsewhere, onSend, onStop }: Comp
             {note}
           </p>
         ) : (
-          <p className="composer-hint">Replies are generated on this computer. Esc stops a reply.</p>
+          <p className="composer-hint">Enter sends · Shift+Enter adds a line · Esc stops a reply</p>
         )}
         {showCounter && (
           <span className={tooLong ? 'char-count over' : 'char-count'}>

@@ -148,29 +148,31 @@ export const MessageItem = memo(function MessageItem(props: MessageItemProps): J
           </div>
         )}
       </div>
-      <StatusLine message={message} />
-      {!editing && !isPending && !streaming && (
-        <div className="message-actions">
-          <button type="button" className="icon-button" aria-label={isUser ? 'Copy message' : 'Copy reply'} title="Copy" onClick={copy}>
-            <Icon name={copied ? 'check' : 'copy'} size={15} />
-          </button>
-          {isUser && (
-            <button type="button" className="icon-button" aria-label="Edit and resend" title="Edit and resend" disabled={busy} onClick={() => setEditing(true)}>
-              <Icon name="pencil" size={15} />
+      <div className="message-footer">
+        <StatusLine message={message} />
+        {!editing && !isPending && !streaming && (
+          <div className="message-actions">
+            <button type="button" className="icon-button" aria-label={isUser ? 'Copy message' : 'Copy reply'} title="Copy" onClick={copy}>
+              <Icon name={copied ? 'check' : 'copy'} size={15} />
             </button>
-          )}
-          {!isUser && props.isLastReply && (
-            <button type="button" className="icon-button" aria-label="Regenerate reply" title="Regenerate" disabled={busy} onClick={props.onRegenerate}>
-              <Icon name="refresh" size={15} />
-            </button>
-          )}
-          {copied && (
-            <span className="copied-note" role="status">
-              Copied
-            </span>
-          )}
-        </div>
-      )}
+            {isUser && (
+              <button type="button" className="icon-button" aria-label="Edit and resend" title="Edit and resend" disabled={busy} onClick={() => setEditing(true)}>
+                <Icon name="pencil" size={15} />
+              </button>
+            )}
+            {!isUser && props.isLastReply && (
+              <button type="button" className="icon-button" aria-label="Regenerate reply" title="Regenerate" disabled={busy} onClick={props.onRegenerate}>
+                <Icon name="refresh" size={15} />
+              </button>
+            )}
+            {copied && (
+              <span className="copied-note" role="status">
+                Copied
+              </span>
+            )}
+          </div>
+        )}
+      </div>
     </article>
   )
 })

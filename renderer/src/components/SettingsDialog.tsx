@@ -147,6 +147,7 @@ function SamplingSection({ state }: { state: SettingsState }): JSX.Element | nul
     <section className="settings-section" aria-labelledby="settings-sampling">
       <h3 id="settings-sampling">Default sampling for new chats</h3>
       <form
+        noValidate
         onSubmit={(e) => {
           e.preventDefault()
           const parsed = parseDraft(draft)

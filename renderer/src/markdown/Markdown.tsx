@@ -7,6 +7,9 @@ import { parseBlocks, type Block } from './blocks'
 import { CodeBlock } from './CodeBlock'
 import { parseInline, type Inline } from './inline'
 
+/** Markdown levels 1–6 as page headings: a reply's "#" is an h3 (the page uses h1 and h2). */
+const HEADING_TAGS = ['h3', 'h4', 'h5', 'h6', 'h6', 'h6'] as const
+
 function renderInline(nodes: readonly Inline[]): ReactNode[] {
   return nodes.map((node, k) => {
     switch (node.kind) {
@@ -38,8 +41,7 @@ function renderBlock(block: Block, key: number): ReactNode {
   switch (block.kind) {
     case 'heading': {
       // Headings inside a reply sit below the page's own h1/h2, so they start at h3.
-      const level = Math.min(6, block.level + 2)
-      const Tag = `h${level}` as 'h3' | 'h4' | 'h5' | 'h6'
+      const Tag = HEADING_TAGS[Math.min(block.level, HEADING_TAGS.length) - 1] ?? 'h6'
       return <Tag key={key}>{inline(block.text)}</Tag>
     }
     case 'paragraph':

@@ -183,8 +183,21 @@ function matchLink(text: string, i: number): { label: string; href: string; end:
     }
   }
   if (text[k] !== ']' || text[k + 1] !== '(') return null
-  const close = text.indexOf(')', k + 2)
-  if (close < 0 || close - k > 2048) return null
+  // The target may contain balanced parentheses (Wikipedia links), as in CommonMark.
+  let close = -1
+  let parens = 0
+  for (let j = k + 2; j < text.length && j - k < 2048; j++) {
+    const c = text[j]
+    if (c === '(') parens++
+    else if (c === ')') {
+      if (parens === 0) {
+        close = j
+        break
+      }
+      parens--
+    } else if (c === '\n') break
+  }
+  if (close < 0) return null
   const href = text.slice(k + 2, close).trim().split(/\s+/)[0] ?? ''
   if (href === '') return null
   return { label: text.slice(i + 1, k), href, end: close + 1 }

@@ -46,6 +46,9 @@ export interface ChatState {
   readonly updateConversation: (patch: ConversationPatch) => Promise<UiError | null>
 }
 
+/** How often a reply streaming elsewhere is re-read (ms). */
+const ORPHAN_POLL_MS = 1000
+
 /** Ids of the placeholders shown until the app confirms a request. */
 export const PENDING_USER_ID = 'pending-user'
 export const PENDING_ASSISTANT_ID = 'pending-assistant'
@@ -289,6 +292,16 @@ export function useChat({ conversationId, defaults, onCreated, onChanged }: Chat
     },
     [api, onChanged]
   )
+
+  // A reply streaming from another window or tab (or from before a reload) is not ours to receive: poll the
+  // stored text until it finishes.
+  const orphanStreaming = active === null && messages.some((m) => m.status === 'streaming' && !m.id.startsWith('pending-'))
+  useEffect(() => {
+    const id = conversation?.id
+    if (!orphanStreaming || id === undefined) return
+    const timer = window.setTimeout(() => void reload(id), ORPHAN_POLL_MS)
+    return () => window.clearTimeout(timer)
+  }, [orphanStreaming, conversation?.id, messages, reload])
 
   useEffect(
     () => () => {

@@ -49,14 +49,18 @@ export function useSettings(): SettingsState {
 
   const update = useCallback(
     async (patch: SettingsPatch) => {
+      // Optimistic, so a radio or select reflects the choice at once; the app's answer (or a reload on
+      // failure) then settles it.
+      setSettings((current) => (current === null ? current : { ...current, ...patch }))
       try {
         setSettings(await api.settings.update(patch))
         return null
       } catch (e) {
+        void reload()
         return describeError(e)
       }
     },
-    [api]
+    [api, reload]
   )
 
   const changeFolders = useCallback(

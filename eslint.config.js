@@ -127,7 +127,7 @@ function layer(name, files, patterns, extraRules = {}) {
 }
 
 export default defineConfig(
-  globalIgnores(['out/', 'dist/', 'node_modules/', 'test-results/', 'playwright-report/', '.cache/', 'bench/results/']),
+  globalIgnores(['out/', 'dist/', '**/node_modules/', 'test-results/', 'playwright-report/', '.cache/', 'bench/results/', 'bench/.scratch/', 'bench/.models/']),
   tseslint.configs.recommended,
   {
     name: 'tandem/base',

@@ -4,7 +4,7 @@
  * bench/results/<date>.json (every rep) and <date>.md (the table, also printed). Progress goes to stderr.
  */
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { cpus, loadavg, release, totalmem } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -26,6 +26,9 @@ const THREAD_COUNTS = [1, 2]
 const LIMITS = { bandwidthBytes: 512 * 2 ** 20, matmul: [1024, 4096, 4096] as const, reps: 5 }
 const LIMITS_QUICK = { ...LIMITS, reps: 2 }
 
+/** Graph-cache folders of interrupted runs older than this are removed (each holds up to ~0.5 GB per model). */
+const STALE_GRAPH_CACHE_MS = 60 * 60 * 1000
+
 const log = (line: string): void => {
   process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`)
 }
@@ -43,6 +46,16 @@ async function measureLimits(quick: boolean, when: string): Promise<{ samples: r
   return r
 }
 
+/** Removes graph-cache folders left by runs that were killed before their cleanup. */
+async function removeStaleGraphCaches(): Promise<void> {
+  if (!existsSync(MODELS_DIR)) return
+  for (const name of await readdir(MODELS_DIR)) {
+    if (!name.startsWith('graphs-')) continue
+    const path = join(MODELS_DIR, name)
+    if (Date.now() - (await stat(path)).mtimeMs > STALE_GRAPH_CACHE_MS) await rm(path, { recursive: true, force: true })
+  }
+}
+
 async function main(): Promise<void> {
   const args = parseBenchArgs(process.argv.slice(2))
   const started = new Date()
@@ -53,6 +66,7 @@ async function main(): Promise<void> {
   const files: BenchModelFile[] = []
   for (const id of args.models) files.push(await ensureBenchModel(id, MODELS_DIR, log))
   await mkdir(MODELS_DIR, { recursive: true })
+  await removeStaleGraphCaches()
   // a fresh graph cache per run: the first Tandem load of each model compiles, the second is a cache hit
   const graphCacheDir = await mkdtemp(join(MODELS_DIR, 'graphs-'))
   const records: ModelRecord[] = []

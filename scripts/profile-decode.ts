@@ -106,19 +106,21 @@ function traceEvents(file: string): TraceEvent[] {
 }
 
 /** Per-op-type kernel time (ms per run) over the last `lastRuns` model runs of an ORT profile. */
-function opBreakdown(file: string, lastRuns: number): { runMs: number; runs: number; ops: Array<[string, number]> } {
+function opBreakdown(file: string, lastRuns: number): { runMs: number; runs: number; ops: Array<[string, number]>; nodesPerRun: number } {
   const events = traceEvents(file)
   const runsAll = events.filter((e) => e.cat === 'Session' && e.name === 'model_run').sort((a, b) => a.ts - b.ts)
   const runs = runsAll.slice(-lastRuns)
   const byOp = new Map<string, number>()
+  let kernels = 0
   for (const e of events) {
     if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time')) continue
     if (!runs.some((r) => e.ts >= r.ts && e.ts <= r.ts + r.dur)) continue
     byOp.set(e.op, (byOp.get(e.op) ?? 0) + e.dur)
+    kernels++
   }
   const n = Math.max(1, runs.length)
   const ops = [...byOp].map(([op, us]): [string, number] => [op, us / n / 1000]).sort((a, b) => b[1] - a[1])
-  return { runMs: runs.reduce((a, r) => a + r.dur, 0) / n / 1000, runs: runs.length, ops }
+  return { runMs: runs.reduce((a, r) => a + r.dur, 0) / n / 1000, runs: runs.length, ops, nodesPerRun: kernels / n }
 }
 
 interface Row {
@@ -208,8 +210,12 @@ async function profileDecode(model: CompilableModel, graph: GraphOptions, contex
       const base = prefix.slice(PROFILE_DIR.length + 1)
       const files = readdirSync(PROFILE_DIR).filter((f) => f.startsWith(base))
       for (const f of files) {
-        const { runMs, runs, ops } = opBreakdown(join(PROFILE_DIR, f), steps)
-        console.log(`\n  profile threads=${t} context=${ctx}: ${runs} decode runs, model_run avg ${runMs.toFixed(2)} ms, decode wall median ${median(wallMs).toFixed(2)} ms`)
+        const { runMs, runs, ops, nodesPerRun } = opBreakdown(join(PROFILE_DIR, f), steps)
+        const kernelMs = ops.reduce((a, [, ms]) => a + ms, 0)
+        console.log(
+          `\n  profile threads=${t} context=${ctx}: ${runs} decode runs, ${nodesPerRun} nodes/run; wall median ${median(wallMs).toFixed(2)} ms = ` +
+            `model_run ${runMs.toFixed(2)} ms (kernels ${kernelMs.toFixed(2)} + executor ${(runMs - kernelMs).toFixed(2)}) + outside ORT ${(median(wallMs) - runMs).toFixed(2)}`
+        )
         for (const [op, ms] of ops.slice(0, 14)) console.log(`    ${op.padEnd(34)} ${ms.toFixed(3)} ms/run`)
         rmSync(join(PROFILE_DIR, f))
       }

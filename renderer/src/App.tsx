@@ -238,6 +238,8 @@ function Shell({ api }: { api: Api }): JSX.Element {
       {dialog === 'settings' && <SettingsDialog state={settingsState} onClose={() => setDialog(null)} />}
       {dialog === 'chat' && (
         <ChatSettingsDialog
+          // Re-initialise when the conversation arrives (opened right after a reload, before it loaded).
+          key={conversation?.id ?? 'draft'}
           systemPrompt={conversation?.systemPrompt ?? chat.draft.systemPrompt}
           sampling={conversation?.sampling ?? chat.draft.sampling}
           defaults={settings?.sampling ?? FALLBACK_SAMPLING}

@@ -170,6 +170,7 @@ test('the system prompt and sampling are saved with the conversation', async ({ 
   await expect(dialog).toBeHidden()
 
   await page.reload()
+  await expect(replies(page).first()).toBeVisible()
   await page.getByRole('button', { name: 'Chat settings' }).click()
   dialog = page.getByRole('dialog', { name: 'Chat settings' })
   await expect(dialog.getByRole('textbox', { name: 'System prompt' })).toHaveValue('You tell short stories for children.')

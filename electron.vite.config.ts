@@ -1,19 +1,23 @@
 /**
  * @file electron-vite build for the top-level main/, preload/, renderer/ layout (toolchain notes G2).
- * Output: out/main/index.js (ESM, plus the engine worker once it exists), out/preload/index.cjs (CommonJS,
+ * Output: out/main/index.js (ESM), out/main/worker.js and out/main/probe-child.js, out/preload/index.cjs (CommonJS,
  * because a sandboxed preload cannot be an ES module), out/renderer/index.html + assets.
  */
-import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import react from '@vitejs/plugin-react'
 import { defineConfig } from 'electron-vite'
 
 const root = import.meta.dirname
 
-/** Main-process entries by output name; the engine worker is a separate file that worker_threads loads by path. */
-const mainEntries: Record<string, string> = { index: resolve(root, 'main/index.ts') }
-const workerEntry = resolve(root, 'main/engine/runtime/worker.ts')
-if (existsSync(workerEntry)) mainEntries.worker = workerEntry
+/**
+ * Main-process entries by output name. The engine worker (worker_threads) and the device-probe child
+ * (child_process.fork) are separate files loaded by path from beside the bundle: ./worker.js, ./probe-child.js.
+ */
+const mainEntries: Record<string, string> = {
+  index: resolve(root, 'main/index.ts'),
+  worker: resolve(root, 'main/engine/runtime/worker.ts'),
+  'probe-child': resolve(root, 'main/engine/devices/probe-child.ts')
+}
 
 export default defineConfig({
   main: {

@@ -105,22 +105,26 @@ function traceEvents(file: string): TraceEvent[] {
   return out
 }
 
-/** Per-op-type kernel time (ms per run) over the last `lastRuns` model runs of an ORT profile. */
+/**
+ * Per-op-type kernel time over the last `lastRuns` model runs of an ORT profile: the median over runs
+ * of each op type's per-run total (medians, because a preempted kernel on this shared machine would
+ * dominate a mean), and likewise the median model_run time and node count.
+ */
 function opBreakdown(file: string, lastRuns: number): { runMs: number; runs: number; ops: Array<[string, number]>; nodesPerRun: number } {
   const events = traceEvents(file)
-  const runsAll = events.filter((e) => e.cat === 'Session' && e.name === 'model_run').sort((a, b) => a.ts - b.ts)
-  const runs = runsAll.slice(-lastRuns)
-  const byOp = new Map<string, number>()
-  let kernels = 0
+  const runs = events.filter((e) => e.cat === 'Session' && e.name === 'model_run').sort((a, b) => a.ts - b.ts).slice(-lastRuns)
+  const perRun = runs.map(() => new Map<string, number>())
+  const nodes = runs.map(() => 0)
   for (const e of events) {
     if (e.cat !== 'Node' || !e.name.endsWith('_kernel_time')) continue
-    if (!runs.some((r) => e.ts >= r.ts && e.ts <= r.ts + r.dur)) continue
-    byOp.set(e.op, (byOp.get(e.op) ?? 0) + e.dur)
-    kernels++
+    const i = runs.findIndex((r) => e.ts >= r.ts && e.ts <= r.ts + r.dur)
+    if (i < 0) continue
+    perRun[i].set(e.op, (perRun[i].get(e.op) ?? 0) + e.dur)
+    nodes[i]++
   }
-  const n = Math.max(1, runs.length)
-  const ops = [...byOp].map(([op, us]): [string, number] => [op, us / n / 1000]).sort((a, b) => b[1] - a[1])
-  return { runMs: runs.reduce((a, r) => a + r.dur, 0) / n / 1000, runs: runs.length, ops, nodesPerRun: kernels / n }
+  const opNames = new Set(perRun.flatMap((m) => [...m.keys()]))
+  const ops = [...opNames].map((op): [string, number] => [op, median(perRun.map((m) => m.get(op) ?? 0)) / 1000]).sort((a, b) => b[1] - a[1])
+  return { runMs: median(runs.map((r) => r.dur)) / 1000, runs: runs.length, ops, nodesPerRun: median(nodes) }
 }
 
 interface Row {
@@ -179,7 +183,7 @@ async function main(): Promise<void> {
     } finally {
       for (const e of engines.values()) await e.dispose()
     }
-    if (args.profile) await profileDecode(model, graph, contextLength, threadsList, contexts, steps)
+    if (args.profile) await profileRuns(model, graph, contextLength, threadsList, prefills, contexts, steps, chunk)
   }
   console.log('\nmodel            threads  measure                 median   (samples)')
   for (const r of rows) {
@@ -187,34 +191,51 @@ async function main(): Promise<void> {
   }
 }
 
-/** Decode steps under ORT's profiler: where the time of one token goes, per op type. */
-async function profileDecode(model: CompilableModel, graph: GraphOptions, contextLength: number, threadsList: number[], contexts: number[], steps: number): Promise<void> {
+/** Prefill and decode runs under ORT's profiler: where the time goes, per op type. */
+async function profileRuns(
+  model: CompilableModel,
+  graph: GraphOptions,
+  contextLength: number,
+  threadsList: number[],
+  prefills: number[],
+  contexts: number[],
+  steps: number,
+  chunk: number | undefined
+): Promise<void> {
   mkdirSync(PROFILE_DIR, { recursive: true })
+  // [label, prompt length, decode steps]: a prefill is profiled as its last chunk run, a decode as its steps
+  const cases: Array<[string, number, number]> = [
+    ...prefills.map((n): [string, number, number] => [`prefill ${n}`, n, 0]),
+    ...contexts.map((n): [string, number, number] => [`decode @${n}`, n, steps])
+  ]
   for (const t of threadsList) {
-    for (const ctx of contexts) {
-      const prefix = join(PROFILE_DIR, `decode-${process.pid}-${t}-${ctx}`)
+    for (const [label, promptLength, decodeSteps] of cases) {
+      const prefix = join(PROFILE_DIR, `run-${process.pid}-${t}-${label.replace(/\W+/g, '_')}`)
       const session = await openSession(model, graph, t, prefix)
-      const engine = new ModelEngine(model, session, { contextLength })
+      const engine = new ModelEngine(model, session, { contextLength, prefillChunk: chunk })
       const wallMs: number[] = []
       try {
-        await engine.forward(prompt(ctx, model.config.vocabSize), 0)
-        for (let s = 0; s < steps; s++) {
-          const t0 = performance.now()
-          await engine.forward([5], ctx + s)
-          wallMs.push(performance.now() - t0)
+        const t0 = performance.now()
+        await engine.forward(prompt(promptLength, model.config.vocabSize), 0)
+        if (decodeSteps === 0) wallMs.push(performance.now() - t0)
+        for (let s = 0; s < decodeSteps; s++) {
+          const t1 = performance.now()
+          await engine.forward([5], promptLength + s)
+          wallMs.push(performance.now() - t1)
         }
         session.endProfiling()
       } finally {
         await engine.dispose()
       }
       const base = prefix.slice(PROFILE_DIR.length + 1)
-      const files = readdirSync(PROFILE_DIR).filter((f) => f.startsWith(base))
-      for (const f of files) {
-        const { runMs, runs, ops, nodesPerRun } = opBreakdown(join(PROFILE_DIR, f), steps)
+      for (const f of readdirSync(PROFILE_DIR).filter((name) => name.startsWith(base))) {
+        const { runMs, runs, ops, nodesPerRun } = opBreakdown(join(PROFILE_DIR, f), decodeSteps === 0 ? 1 : decodeSteps)
         const kernelMs = ops.reduce((a, [, ms]) => a + ms, 0)
         console.log(
-          `\n  profile threads=${t} context=${ctx}: ${runs} decode runs, ${nodesPerRun} nodes/run; wall median ${median(wallMs).toFixed(2)} ms = ` +
-            `model_run ${runMs.toFixed(2)} ms (kernels ${kernelMs.toFixed(2)} + executor ${(runMs - kernelMs).toFixed(2)}) + outside ORT ${(median(wallMs) - runMs).toFixed(2)}`
+          `\n  profile threads=${t} ${label}: ${runs} run(s), ${nodesPerRun} nodes/run; wall ${median(wallMs).toFixed(2)} ms` +
+            (decodeSteps === 0 ? ` for the whole prompt; last run: ` : ` median per token = `) +
+            `model_run ${runMs.toFixed(2)} ms (kernels ${kernelMs.toFixed(2)} + executor ${(runMs - kernelMs).toFixed(2)})` +
+            (decodeSteps === 0 ? '' : ` + outside ORT ${(median(wallMs) - runMs).toFixed(2)}`)
         )
         for (const [op, ms] of ops.slice(0, 14)) console.log(`    ${op.padEnd(34)} ${ms.toFixed(3)} ms/run`)
         rmSync(join(PROFILE_DIR, f))

@@ -13,12 +13,15 @@ export const HELP = `Usage:
                   [--threads N] [--cache-dir DIR] [--stats]
   tandem info --model PATH [--tokenizer PATH] [--json]
   tandem serve [--port N] [--data-dir DIR] [--models DIR]... [--no-open]
+  tandem devices [--json] [--no-probe] [--timeout-ms N]
 
 PATH is a GGUF file, a llama2.c .bin checkpoint, or a Hugging Face folder (config.json + safetensors).
 generate prints only the generated continuation; --json prints one JSON object with text, token ids and stats.
 serve runs the app in the browser: it serves the UI and its API on 127.0.0.1 only and prints the address to
 open (with a per-launch token); --port 0 (the default) picks a free port, --models adds model folders for this
-run, --no-open does not open the browser.`
+run, --no-open does not open the browser.
+devices lists the compute devices (CPU, GPU, NPU) with their status; each is probed with tiny graphs in a child
+process unless --no-probe; --json prints one JSON array.`
 
 export interface GenerateArgs {
   readonly command: 'generate'
@@ -60,7 +63,16 @@ export interface ServeArgs {
   readonly open: boolean
 }
 
-export type CliArgs = GenerateArgs | InfoArgs | ServeArgs | { readonly command: 'help' }
+export interface DevicesArgs {
+  readonly command: 'devices'
+  readonly json: boolean
+  /** run the probe graphs (default true) */
+  readonly probe: boolean
+  /** per-EP probe timeout (default: the engine's) */
+  readonly timeoutMs?: number
+}
+
+export type CliArgs = GenerateArgs | InfoArgs | ServeArgs | DevicesArgs | { readonly command: 'help' }
 
 function num(value: string | undefined, flag: string, fallback: number, check: (n: number) => boolean, rule: string): number {
   if (value === undefined) return fallback
@@ -76,6 +88,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
   const [command, ...rest] = argv
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') return { command: 'help' }
   if (command === 'serve') return parseServe(rest)
+  if (command === 'devices') return parseDevices(rest)
   if (command !== 'generate' && command !== 'info') throw new UsageError(`unknown command "${command}"`)
   let parsed
   try {
@@ -160,4 +173,26 @@ function parseServe(rest: readonly string[]): ServeArgs {
     models: v.models ?? [],
     open: !(v['no-open'] ?? false)
   }
+}
+
+/** Parses the flags of `tandem devices`. */
+function parseDevices(rest: readonly string[]): DevicesArgs {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: [...rest],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        json: { type: 'boolean' },
+        'no-probe': { type: 'boolean' },
+        'timeout-ms': { type: 'string' }
+      }
+    })
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e))
+  }
+  const v = parsed.values
+  const timeoutMs = v['timeout-ms'] === undefined ? undefined : num(v['timeout-ms'], 'timeout-ms', 0, (n) => isInt(n) && n >= 1 && n <= 600_000, 'an integer from 1 to 600000')
+  return { command: 'devices', json: v.json ?? false, probe: !(v['no-probe'] ?? false), timeoutMs }
 }

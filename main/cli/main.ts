@@ -1,10 +1,11 @@
 /**
  * @file `tandem` command line: `generate` streams a continuation, `info` describes a model, `serve` runs the
- * app in the browser (main/cli/serve.ts).
+ * app in the browser (main/cli/serve.ts), `devices` lists the compute devices (main/cli/devices.ts).
  * stdout carries only the result (text or one JSON object); diagnostics go to stderr.
  */
 import { loadModel, TextModel, type ChatMessage, type LoadedModel } from '../engine'
 import { HELP, parseCli, UsageError, type GenerateArgs, type InfoArgs } from './args'
+import { devices } from './devices'
 import { serve } from './serve'
 
 /** Runs the CLI; returns the process exit code (0 ok, 1 failure, 2 usage). */
@@ -17,6 +18,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     }
     if (args.command === 'info') return await info(args)
     if (args.command === 'serve') return await serve(args)
+    if (args.command === 'devices') return await devices(args)
     return await generate(args)
   } catch (e) {
     if (e instanceof UsageError) {

@@ -24,3 +24,14 @@ export {
   type SamplingOptions,
   type StopReason
 } from './runtime'
+export {
+  discoverDevices,
+  CONTRIB_OPS,
+  type ContribOp,
+  type DeviceContract,
+  type DeviceInfo,
+  type DeviceKind,
+  type DeviceStatus,
+  type DiscoverOptions,
+  type ProbeCheck
+} from './devices'

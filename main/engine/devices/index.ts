@@ -16,3 +16,21 @@ export {
   type OrtTensor,
   type BackendInfo
 } from './ort'
+export { createEpSession, DISABLE_CPU_EP_FALLBACK_KEY, type EpSessionConfig } from './ort'
+export {
+  CONTRIB_OPS,
+  type ContribOp,
+  type DeviceContract,
+  type DeviceInfo,
+  type DeviceKind,
+  type DeviceStatus,
+  type EpProbeResult,
+  type ProbeCheck
+} from './device'
+export { EP_CATALOG, WEBGPU_MAX_TENSOR_BYTES, isKnownEp, platformEps, type EpFacts, type KnownEp } from './catalog'
+export { describeCpu, guessWebGpuAdapter, listGpuNodes, listVulkanIcds, type CpuDescription, type GpuGuess, type VulkanIcd } from './host'
+export { contribOpCases, matmulAddCase, PROBE_TOLERANCE, type ProbeCase, type ProbeRun } from './probe-cases'
+export { probeEpInProcess, runProbeCase } from './probe-run'
+export { clearProbeCache, probeEp, DEFAULT_PROBE_TIMEOUT_MS, MAX_PROBE_TIMEOUT_MS, type ProbeOptions } from './probe'
+export { parseEpProbeResult, parseProbeMessage, ProbeProtocolError, type ProbeMessage } from './probe-protocol'
+export { discoverDevices, SECOND_CPU_ID, type DiscoverOptions } from './discover'

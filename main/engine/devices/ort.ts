@@ -140,3 +140,57 @@ export function tensorFloat32Data(t: OrtTensor, what: string): Float32Array {
 export function tensorDims(t: OrtTensor): readonly number[] {
   return t.dims
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// Device discovery and probing (devices/discover.ts, devices/probe*.ts): sessions on any execution provider
+// the binding lists, with ORT's silent CPU fallback switched off so a graph placed on a device runs there.
+// ---------------------------------------------------------------------------------------------------------
+
+/**
+ * ORT session config key that makes session creation fail ("...assigned to the default CPU EP, but fallback
+ * to CPU EP has been explicitly disabled by the user.") instead of quietly placing unsupported nodes on the CPU.
+ */
+export const DISABLE_CPU_EP_FALLBACK_KEY = 'session.disable_cpu_ep_fallback'
+
+/** How to build a session on a named execution provider (see `createEpSession`). */
+export interface EpSessionConfig {
+  /** execution provider name as `listSupportedBackends()` reports it ('cpu', 'webgpu', ...) */
+  readonly ep: string
+  /**
+   * false: nodes the EP cannot take fail session creation instead of running on the CPU EP. Ignored for
+   * ep 'cpu': ORT applies the switch to the CPU EP itself too, and then refuses every graph.
+   */
+  readonly cpuFallback: boolean
+  readonly intraOpThreads?: number
+  readonly optimizationLevel?: GraphOptimizationLevel
+}
+
+/** Creates a session from model bytes on `config.ep` alone (plus ORT's CPU fallback only if asked). Pair with `release()`. */
+export async function createEpSession(model: Uint8Array, config: EpSessionConfig): Promise<OrtSession> {
+  if (config.intraOpThreads !== undefined && (!Number.isInteger(config.intraOpThreads) || config.intraOpThreads < 0 || config.intraOpThreads > 1024)) {
+    throw new RangeError(`intraOpThreads must be an integer in [0, 1024], got ${config.intraOpThreads}`)
+  }
+  const session = await ort.InferenceSession.create(model, {
+    executionProviders: [config.ep],
+    ...(config.intraOpThreads !== undefined ? { intraOpNumThreads: config.intraOpThreads } : {}),
+    interOpNumThreads: 1,
+    graphOptimizationLevel: config.optimizationLevel ?? 'all',
+    executionMode: 'sequential',
+    ...(config.cpuFallback || config.ep === 'cpu' ? {} : { extra: { [DISABLE_CPU_EP_FALLBACK_KEY]: '1' } })
+  })
+  let released = false
+  return {
+    inputNames: session.inputNames,
+    outputNames: session.outputNames,
+    async run(feeds, fetches) {
+      if (released) throw new Error('session already released')
+      return fetches ? session.run(feeds, [...fetches]) : session.run(feeds)
+    },
+    endProfiling() {},
+    async release() {
+      if (released) return
+      released = true
+      await session.release()
+    }
+  }
+}

@@ -17,3 +17,4 @@ export {
 export { GraphTooLargeError, MAX_PROTO_BYTES, ONNX_IR_VERSION, ONNX_OPSET } from './onnx-builder'
 export { packNBits, unpackNBits, type NBitsWeight } from './quant-pack'
 export { resolveGraphCacheDir, graphCacheKey, cachedGraphPath, cachedGraphExists, writeGraphAtomic } from './cache'
+export { GraphBuilder, MS_DOMAIN, type AttrValue, type Dim, type ElemType, type NodeOptions } from './onnx-builder'

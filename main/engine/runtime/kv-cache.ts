@@ -19,10 +19,13 @@ export interface KvCacheShape {
 
 /** Largest cache we allocate per buffer (values); a Float32Array cannot exceed 2^32 − 1 elements anyway. */
 export const MAX_KV_BUFFER_VALUES = 2 ** 31
-/** Positions allocated before the first growth. */
-export const MIN_KV_CAPACITY = 128
+/**
+ * Positions allocated before the first growth. Small, because attention reads the whole capacity:
+ * at 128 a 20-token chat would stream 6× the cache it needs every token.
+ */
+export const MIN_KV_CAPACITY = 32
 /** Capacity is a multiple of this many positions (keeps growth steps coarse). */
-export const KV_CAPACITY_STEP = 64
+export const KV_CAPACITY_STEP = 32
 /**
  * Growth: at least capacity / KV_GROWTH_DIVISOR more positions per step. 8 bounds the attention work
  * spent on unused capacity at 12.5% and makes the copy on growth cost under one cache-read per 1/8 of

@@ -5,7 +5,7 @@
  * GFLOP/s as a large MatMul whose result is reduced in-graph (ORT outputs are costly, toolchain §8).
  */
 import { createSession, float32Tensor, ortVersion, type OrtSession } from '../main/engine/devices'
-import { GraphBuilder } from '../main/engine/graph/onnx-builder'
+import { GraphBuilder } from '../main/engine/graph'
 import type { LimitSamples, LimitsInit } from './protocol'
 
 /** Row length of the bandwidth buffer: rows are summed in parallel by ORT's intra-op pool. */

@@ -14,9 +14,10 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { ensureBenchModel, type BenchModelId } from '../bench/models'
-import { createSession, type OrtSession } from '../main/engine/devices'
-import { cachedGraphExists, cachedGraphPath, compileModel, graphCacheKey, writeGraphAtomic, type CompilableModel, type GraphOptions } from '../main/engine/graph'
+import type { OrtSession } from '../main/engine/devices'
+import type { CompilableModel, GraphOptions } from '../main/engine/graph'
 import { loadModel } from '../main/engine/model'
+import { openModelGraph } from '../main/engine/runtime/load-graph'
 import { ModelEngine } from '../main/engine/runtime/model-engine'
 import { repoRoot } from '../test/helpers/paths'
 
@@ -64,15 +65,11 @@ function median(xs: readonly number[]): number {
   return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
 }
 
-/** Opens a session on the cached compiled graph (compiling it on a miss). */
+/** Opens a session as the model worker does (openModelGraph: cached graph, production session settings). */
 async function openSession(model: CompilableModel, graph: GraphOptions, threads: number, profilePrefix?: string): Promise<OrtSession> {
-  const path = cachedGraphPath(GRAPH_DIR, graphCacheKey(model, graph))
-  if (!(await cachedGraphExists(path))) {
-    const t0 = performance.now()
-    await writeGraphAtomic(path, compileModel(model, graph))
-    console.log(`  compiled graph in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
-  }
-  return createSession(path, { device: 'cpu', intraOpThreads: threads, interOpThreads: 1, profileFilePrefix: profilePrefix, configEntries })
+  const { session, info } = await openModelGraph(model, { cacheDir: GRAPH_DIR, threads, graph, configEntries, profileFilePrefix: profilePrefix })
+  if (!info.cacheHit) console.log(`  compiled graph in ${(info.compileMs / 1000).toFixed(1)} s`)
+  return session
 }
 
 /** Deterministic prompt of `n` ordinary token ids. */

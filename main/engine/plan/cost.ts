@@ -38,11 +38,21 @@ export function phaseTokens(placement: Placement, phase: Phase): number {
   return phase === 'prefill' ? placement.prefillChunkTokens : 1
 }
 
-/** Bytes of a logical value for a run of `tokens` tokens (its 'seq' dimension). */
+/** Per config: value name -> bytes per token (or fixed bytes when the value has no 'seq' dimension). */
+const BYTES_MEMO = new WeakMap<ModelConfig, Map<string, { bytes: number; perToken: boolean }>>()
+
+/** Bytes of a logical value for a run of `tokens` tokens (its 'seq' dimension); memoized, the solver asks often. */
 function valueBytes(config: ModelConfig, name: string, tokens: number): number {
-  const { elem, dims } = describeValue(config, name)
-  const elems = dims.reduce<number>((n, d) => n * (d === 'seq' ? tokens : typeof d === 'number' ? d : 1), 1)
-  return elems * (elem === 'int64' ? 8 : 4)
+  let memo = BYTES_MEMO.get(config)
+  if (memo === undefined) BYTES_MEMO.set(config, (memo = new Map()))
+  let entry = memo.get(name)
+  if (entry === undefined) {
+    const { elem, dims } = describeValue(config, name)
+    const elems = dims.reduce<number>((n, d) => n * (typeof d === 'number' ? d : 1), 1)
+    entry = { bytes: elems * (elem === 'int64' ? 8 : 4), perToken: dims.includes('seq') }
+    memo.set(name, entry)
+  }
+  return entry.perToken ? entry.bytes * tokens : entry.bytes
 }
 
 /** True when the two devices compete for the same compute. */
@@ -50,6 +60,34 @@ function shareCompute(ctx: CostContext, a: string, b: string): boolean {
   const da = ctx.devices.find((d) => d.id === a)
   const db = ctx.devices.find((d) => d.id === b)
   return (da?.sharesComputeWith.includes(b) ?? false) || (db?.sharesComputeWith.includes(a) ?? false)
+}
+
+/** First group of a run -> run length -> its inputs (groups are the shared objects of opGroupsOf). */
+const INPUTS_MEMO = new WeakMap<OpGroup, Map<number, string[]>>()
+
+/** Values a run of consecutive groups reads that none of them produces (memoized per run). */
+function unitInputs(groups: readonly OpGroup[]): string[] {
+  let byLength = INPUTS_MEMO.get(groups[0])
+  if (byLength === undefined) INPUTS_MEMO.set(groups[0], (byLength = new Map()))
+  let inputs = byLength.get(groups.length)
+  if (inputs === undefined) {
+    const produced = new Set(groups.flatMap((g) => g.outputs))
+    inputs = [...new Set(groups.flatMap((g) => g.inputs))].filter((v) => !produced.has(v))
+    byLength.set(groups.length, inputs)
+  }
+  return inputs
+}
+
+/** Per config: `group|ratio` -> row cuts (the solver prices the same cuts thousands of times). */
+const CUTS_MEMO = new WeakMap<ModelConfig, Map<string, ReturnType<typeof rowCuts>>>()
+
+function cutsOf(group: Partition['group'], ratio: number, config: ModelConfig): ReturnType<typeof rowCuts> {
+  let memo = CUTS_MEMO.get(config)
+  if (memo === undefined) CUTS_MEMO.set(config, (memo = new Map()))
+  const key = `${group}|${ratio}`
+  let cuts = memo.get(key)
+  if (cuts === undefined) memo.set(key, (cuts = rowCuts(group, ratio, config)))
+  return cuts
 }
 
 /** A run of same-device groups or one partitioned group. */
@@ -69,8 +107,9 @@ function units(assignments: readonly GroupAssignment[]): Unit[] {
 /** Predicts one run of a phase from its group assignments (see the file comment for the model). */
 export function predictAssignments(assignments: readonly GroupAssignment[], tokens: number, ctx: CostContext): Prediction {
   const { config, profile } = ctx
-  // value -> index of the unit that produced it, and that unit's home device
-  const producer = new Map<string, { unit: number; device: string }>()
+  // value -> index of the unit that produced it; unit index -> its home device
+  const producer = new Map<string, number>()
+  const homes: string[] = []
   const overheads = new Map(profile.devices.map((d) => [d.device, d.runOverheadMs]))
   let missing: string | null = null
   const time = (device: string, group: OpGroup, n: number): number => {
@@ -85,14 +124,16 @@ export function predictAssignments(assignments: readonly GroupAssignment[], toke
   }
   /** Hand-off cost of `inputs` into a segment on `device` that reads `n` tokens of them. */
   const handoff = (inputs: readonly string[], device: string, n: number): number => {
-    const bySource = new Map<number, { device: string; bytes: number }>()
+    let bySource: Map<number, { device: string; bytes: number }> | null = null
     for (const v of inputs) {
-      const p = producer.get(v)
-      if (p === undefined || p.device === device) continue
-      const entry = bySource.get(p.unit) ?? { device: p.device, bytes: 0 }
+      const unit = producer.get(v)
+      if (unit === undefined || homes[unit] === device) continue
+      bySource ??= new Map()
+      const entry = bySource.get(unit) ?? { device: homes[unit], bytes: 0 }
       entry.bytes += valueBytes(config, v, n)
-      bySource.set(p.unit, entry)
+      bySource.set(unit, entry)
     }
+    if (bySource === null) return 0
     let ms = 0
     for (const { device: from, bytes } of bySource.values()) {
       const link = linkCost(profile, from, device)
@@ -103,8 +144,11 @@ export function predictAssignments(assignments: readonly GroupAssignment[], toke
 
   let total = 0
   units(assignments).forEach((unit, index) => {
-    const produced = new Set(unit.groups.flatMap((g) => g.outputs))
-    const inputs = [...new Set(unit.groups.flatMap((g) => g.inputs))].filter((v) => !produced.has(v))
+    homes.push(unit.device)
+    // a group never reads its own outputs, so a one-group unit needs no set arithmetic
+    const single = unit.groups.length === 1 ? unit.groups[0] : null
+    const produced: Iterable<string> = single !== null ? single.outputs : new Set(unit.groups.flatMap((g) => g.outputs))
+    const inputs = single !== null ? single.inputs : unitInputs(unit.groups)
     if (unit.partition === null) {
       total += handoff(inputs, unit.device, tokens) + overhead(unit.device)
       for (const g of unit.groups) total += time(unit.device, g, tokens)
@@ -116,7 +160,7 @@ export function predictAssignments(assignments: readonly GroupAssignment[], toke
       let timeB: number
       let syncBytes: number
       if (p.by === 'rows') {
-        const cuts = rowCuts(p.group, p.ratio, config)
+        const cuts = cutsOf(p.group, p.ratio, config)
         if (typeof cuts === 'string') {
           missing ??= cuts
           return
@@ -137,7 +181,7 @@ export function predictAssignments(assignments: readonly GroupAssignment[], toke
       const link = linkCost(profile, b, a)
       total += parallel + (timeB === 0 ? 0 : link.fixedMs + (syncBytes / MIB) * link.msPerMiB)
     }
-    for (const v of produced) producer.set(v, { unit: index, device: unit.device })
+    for (const v of produced) producer.set(v, index)
   })
   return missing !== null ? { ok: false, missing } : { ok: true, ms: total }
 }

@@ -133,9 +133,19 @@ export interface GroupAssignment {
   readonly partition: Partition | null
 }
 
+/** Per config: the model's op groups (built once; the solver assigns them thousands of times). */
+const GROUPS_MEMO = new WeakMap<ModelConfig, readonly OpGroup[]>()
+
+/** The model's op groups in execution order, the same objects on every call for the same config. */
+export function opGroupsOf(config: ModelConfig): readonly OpGroup[] {
+  let groups = GROUPS_MEMO.get(config)
+  if (groups === undefined) GROUPS_MEMO.set(config, (groups = Object.freeze(modelOpGroups(config))))
+  return groups
+}
+
 /** Every op group of the model in execution order, with its device or partition in `phase`. */
 export function assignGroups(phase: PhasePlacement, config: ModelConfig): GroupAssignment[] {
-  return modelOpGroups(config).map((group) => {
+  return opGroupsOf(config).map((group) => {
     let device = phase.device
     for (const o of phase.groups) if (o.group === group.kind && layerMatches(o.layer, group)) device = o.device
     let partition: Partition | null = null

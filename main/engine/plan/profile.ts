@@ -160,11 +160,23 @@ export function interpolateMs(samples: readonly TimingSample[], tokens: number):
   return Math.max(0, lo.ms + slope * (tokens - lo.tokens))
 }
 
+/** Per profile: device -> group -> tokens -> predicted ms (profiles are immutable data; the solver asks often). */
+const MS_MEMO = new WeakMap<Profile, Map<string, Map<GroupKind, Map<number, number | null>>>>()
+
 /** Predicted ms of one instance of `group` on `device` for a run of `tokens`, or null when not profiled. */
 export function groupMs(profile: Profile, device: string, group: GroupKind, tokens: number): number | null {
+  let memo = MS_MEMO.get(profile)
+  if (memo === undefined) MS_MEMO.set(profile, (memo = new Map()))
+  let byGroup = memo.get(device)
+  if (byGroup === undefined) memo.set(device, (byGroup = new Map()))
+  let byTokens = byGroup.get(group)
+  if (byTokens === undefined) byGroup.set(group, (byTokens = new Map()))
+  const known = byTokens.get(tokens)
+  if (known !== undefined) return known
   const timing = profile.devices.find((d) => d.device === device)?.groups.find((g) => g.group === group)
-  if (timing === undefined) return null
-  return interpolateMs(timing.samples, group === 'lm-head' ? 1 : tokens)
+  const ms = timing === undefined ? null : interpolateMs(timing.samples, group === 'lm-head' ? 1 : tokens)
+  byTokens.set(tokens, ms)
+  return ms
 }
 
 /** The hand-off cost from `from` to `to`: measured in that direction, else the other, else the default. */

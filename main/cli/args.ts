@@ -1,5 +1,5 @@
 /** @file Command-line flags for `tandem`, parsed and validated into typed options. */
-import { parseArgs } from 'node:util'
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util'
 
 /** A usage problem: the CLI prints it with the help hint and exits 2. */
 export class UsageError extends Error {
@@ -83,6 +83,15 @@ function num(value: string | undefined, flag: string, fallback: number, check: (
 
 const isInt = (n: number): boolean => Number.isInteger(n)
 
+/** Node's strict flag parser (no positionals) with its errors turned into UsageErrors. */
+function parseFlags<T extends ParseArgsOptionsConfig>(rest: readonly string[], options: T) {
+  try {
+    return parseArgs({ args: [...rest], strict: true, allowPositionals: false, options }).values
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e))
+  }
+}
+
 /** Parses argv (without node and script) into a command. */
 export function parseCli(argv: readonly string[]): CliArgs {
   const [command, ...rest] = argv
@@ -90,37 +99,26 @@ export function parseCli(argv: readonly string[]): CliArgs {
   if (command === 'serve') return parseServe(rest)
   if (command === 'devices') return parseDevices(rest)
   if (command !== 'generate' && command !== 'info') throw new UsageError(`unknown command "${command}"`)
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: [...rest],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        model: { type: 'string', short: 'm' },
-        tokenizer: { type: 'string' },
-        prompt: { type: 'string', short: 'p' },
-        'max-tokens': { type: 'string', short: 'n' },
-        temperature: { type: 'string', short: 't' },
-        seed: { type: 'string', short: 's' },
-        'top-k': { type: 'string' },
-        'top-p': { type: 'string' },
-        'min-p': { type: 'string' },
-        'repeat-penalty': { type: 'string' },
-        stop: { type: 'string', multiple: true },
-        chat: { type: 'boolean' },
-        system: { type: 'string' },
-        json: { type: 'boolean' },
-        stats: { type: 'boolean' },
-        'prefill-chunk': { type: 'string' },
-        threads: { type: 'string' },
-        'cache-dir': { type: 'string' }
-      }
-    })
-  } catch (e) {
-    throw new UsageError(e instanceof Error ? e.message : String(e))
-  }
-  const v = parsed.values
+  const v = parseFlags(rest, {
+    model: { type: 'string', short: 'm' },
+    tokenizer: { type: 'string' },
+    prompt: { type: 'string', short: 'p' },
+    'max-tokens': { type: 'string', short: 'n' },
+    temperature: { type: 'string', short: 't' },
+    seed: { type: 'string', short: 's' },
+    'top-k': { type: 'string' },
+    'top-p': { type: 'string' },
+    'min-p': { type: 'string' },
+    'repeat-penalty': { type: 'string' },
+    stop: { type: 'string', multiple: true },
+    chat: { type: 'boolean' },
+    system: { type: 'string' },
+    json: { type: 'boolean' },
+    stats: { type: 'boolean' },
+    'prefill-chunk': { type: 'string' },
+    threads: { type: 'string' },
+    'cache-dir': { type: 'string' }
+  })
   if (!v.model) throw new UsageError('--model PATH is required')
   if (command === 'info') return { command, model: v.model, tokenizer: v.tokenizer, json: v.json ?? false }
   const threads = v.threads === undefined ? undefined : num(v.threads, 'threads', 0, (n) => isInt(n) && n >= 1 && n <= 256, 'an integer from 1 to 256')
@@ -149,23 +147,12 @@ export function parseCli(argv: readonly string[]): CliArgs {
 
 /** Parses the flags of `tandem serve`. */
 function parseServe(rest: readonly string[]): ServeArgs {
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: [...rest],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        port: { type: 'string' },
-        'data-dir': { type: 'string' },
-        models: { type: 'string', multiple: true },
-        'no-open': { type: 'boolean' }
-      }
-    })
-  } catch (e) {
-    throw new UsageError(e instanceof Error ? e.message : String(e))
-  }
-  const v = parsed.values
+  const v = parseFlags(rest, {
+    port: { type: 'string' },
+    'data-dir': { type: 'string' },
+    models: { type: 'string', multiple: true },
+    'no-open': { type: 'boolean' }
+  })
   return {
     command: 'serve',
     port: num(v.port, 'port', 0, (n) => isInt(n) && n >= 0 && n <= 65535, 'an integer from 0 to 65535'),
@@ -177,22 +164,11 @@ function parseServe(rest: readonly string[]): ServeArgs {
 
 /** Parses the flags of `tandem devices`. */
 function parseDevices(rest: readonly string[]): DevicesArgs {
-  let parsed
-  try {
-    parsed = parseArgs({
-      args: [...rest],
-      strict: true,
-      allowPositionals: false,
-      options: {
-        json: { type: 'boolean' },
-        'no-probe': { type: 'boolean' },
-        'timeout-ms': { type: 'string' }
-      }
-    })
-  } catch (e) {
-    throw new UsageError(e instanceof Error ? e.message : String(e))
-  }
-  const v = parsed.values
+  const v = parseFlags(rest, {
+    json: { type: 'boolean' },
+    'no-probe': { type: 'boolean' },
+    'timeout-ms': { type: 'string' }
+  })
   const timeoutMs = v['timeout-ms'] === undefined ? undefined : num(v['timeout-ms'], 'timeout-ms', 0, (n) => isInt(n) && n >= 1 && n <= 600_000, 'an integer from 1 to 600000')
   return { command: 'devices', json: v.json ?? false, probe: !(v['no-probe'] ?? false), timeoutMs }
 }

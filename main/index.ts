@@ -6,6 +6,7 @@
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { app, BrowserWindow, dialog, ipcMain, session, shell, type IpcMainInvokeEvent } from 'electron'
+import { CONTENT_SECURITY_POLICY } from './server'
 import { API_METHODS } from '../preload/api'
 import { createApp, isApiChannel, type App, type DispatchOutcome } from './services'
 
@@ -14,19 +15,6 @@ const PRELOAD_PATH = join(import.meta.dirname, '..', 'preload', 'index.cjs')
 const RENDERER_HTML_PATH = join(import.meta.dirname, '..', 'renderer', 'index.html')
 const RENDERER_URL = pathToFileURL(RENDERER_HTML_PATH).href
 
-/** Same policy as the meta tag in renderer/index.html (which cannot carry frame-ancestors). Nothing remote. */
-const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-  "object-src 'none'"
-].join('; ')
 
 /** Schemes handed to the OS (browser, mail client) instead of being opened inside the app. */
 const EXTERNAL_SCHEMES = new Set(['https:', 'http:', 'mailto:'])

@@ -5,10 +5,10 @@
  * matmul over their concatenated rows when they share an encoding — one kernel launch instead of three,
  * and the same values, so the results are unchanged.
  */
-import { tensorToFloat32, type ModelWeights, type Tensor } from '../model'
+import { tensorToFloat32, type Tensor } from '../model'
 import type { EmitContext, GraphOptions } from './emit-context'
 import { MS_DOMAIN } from './onnx-builder'
-import { packNBits, type NBitsWeight } from './quant-pack'
+import { int8GroupsFitNBits, packNBits, type NBitsWeight } from './quant-pack'
 
 /** MatMulNBits accuracy_level: 0 computes in float32; 4 quantizes the input to int8 per weight block. */
 const ACCURACY_F32 = 0
@@ -24,7 +24,7 @@ export function int8ActivationBlock(t: Tensor, options: GraphOptions): number | 
   const d = t.data
   const k = t.shape[1]
   if (d.kind === 'dense') return null
-  if (d.kind === 'int8-groups') return d.groupSize >= 16 && (d.groupSize & (d.groupSize - 1)) === 0 && k % d.groupSize === 0 ? d.groupSize : null
+  if (d.kind === 'int8-groups') return int8GroupsFitNBits(d.groupSize, k) ? d.groupSize : null
   return d.dtype === 'q6_k' ? 16 : 32
 }
 
@@ -45,22 +45,6 @@ export function int8ActivationPlan(t: Tensor, options: GraphOptions): Int8Activa
   if (block === null) return null
   const minsT = t.data.kind === 'ggml' && t.data.dtype === 'q4_k' ? (packNBits(t)?.minsT ?? null) : null
   return { block, minsT }
-}
-
-/**
- * True when some matmul of the model compiles to MatMulNBits (quantized weights). Sessions of graphs
- * without one decode faster with ORT's weight prepacking off (MLAS then takes its M=1 GEMV path over
- * the plain [K, N] weights: ~11% less time per token for the 110M F32 model, for ~20% slower prefill);
- * MatMulNBits cannot run without its prepacked layout (~60× slower), so quantized graphs keep it on.
- */
-export function hasQuantizedMatmuls(weights: ModelWeights): boolean {
-  const matrices = [weights.output, ...weights.layers.flatMap((l) => [l.wq, l.wk, l.wv, l.wo, l.wGate, l.wUp, l.wDown])]
-  return matrices.some((t) => t.data.kind !== 'dense' && !(t.data.kind === 'int8-groups' && int8ActivationBlockSize(t) === null))
-}
-
-/** The int8-groups block size MatMulNBits can take for `t`, or null when its groups do not fit. */
-function int8ActivationBlockSize(t: Tensor): number | null {
-  return int8ActivationBlock(t, { ropeTableLength: 1, int8Activations: true })
 }
 
 /** Transposes W [n, k] (row-major), times `factor`, into columns [off, off + n) of out [k, stride]. */

@@ -9,7 +9,6 @@ import {
   cachedGraphPath,
   compileModel,
   graphCacheKey,
-  hasQuantizedMatmuls,
   resolveGraphCacheDir,
   writeGraphAtomic,
   type CompilableModel,
@@ -52,7 +51,7 @@ export interface OpenGraphOptions {
   /** intra-op threads (undefined: ORT default, all cores) */
   readonly threads?: number
   readonly graph: GraphOptions
-  /** ORT session config entries added to (and overriding) the defaults below (profiling and experiments) */
+  /** ORT session config entries (experiments, e.g. "session.disable_prepacking": "1") */
   readonly configEntries?: Readonly<Record<string, string>>
   /** write an ORT per-node profile with this path prefix (the session's endProfiling flushes it) */
   readonly profileFilePrefix?: string
@@ -60,12 +59,13 @@ export interface OpenGraphOptions {
 
 /** Opens a CPU session for `model`, compiling only when no loadable cached graph exists. */
 export async function openModelGraph(model: CompilableModel, options: OpenGraphOptions): Promise<{ session: OrtSession; info: CompileInfo }> {
-  // prepacking: see hasQuantizedMatmuls (off only for all-dense graphs, where it slows decode)
-  const configEntries: Record<string, string> = {
-    ...(hasQuantizedMatmuls(model.weights) ? {} : { 'session.disable_prepacking': '1' }),
-    ...options.configEntries
+  const sessionConfig = {
+    device: 'cpu' as const,
+    intraOpThreads: options.threads,
+    interOpThreads: 1,
+    configEntries: options.configEntries,
+    profileFilePrefix: options.profileFilePrefix
   }
-  const sessionConfig = { device: 'cpu' as const, intraOpThreads: options.threads, interOpThreads: 1, configEntries, profileFilePrefix: options.profileFilePrefix }
   const t0 = performance.now()
   const key = graphCacheKey(model, options.graph)
   const graphPath = cachedGraphPath(resolveGraphCacheDir(options.cacheDir), key)

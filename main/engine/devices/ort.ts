@@ -73,12 +73,34 @@ export function ortVersion(): string {
   return ort.env.versions.node ?? ort.env.versions.common
 }
 
+function checkThreads(label: string, n: number | undefined): void {
+  if (n !== undefined && (!Number.isInteger(n) || n < 0 || n > 1024)) throw new RangeError(`${label} must be an integer in [0, 1024], got ${n}`)
+}
+
+/** Our handle over an ORT session: run refuses after release; release is idempotent. */
+function wrapSession(session: ort.InferenceSession, profiling: boolean): OrtSession {
+  let released = false
+  return {
+    inputNames: session.inputNames,
+    outputNames: session.outputNames,
+    async run(feeds, fetches) {
+      if (released) throw new Error('session already released')
+      return fetches ? session.run(feeds, [...fetches]) : session.run(feeds)
+    },
+    endProfiling() {
+      if (!released && profiling) session.endProfiling()
+    },
+    async release() {
+      if (released) return
+      released = true
+      await session.release()
+    }
+  }
+}
+
 function sessionOptions(config: SessionConfig): ort.InferenceSession.SessionOptions {
   if (!SESSION_DEVICES.includes(config.device)) {
     throw new Error(`device '${config.device}' is not supported for sessions yet; supported: ${SESSION_DEVICES.join(', ')}`)
-  }
-  const checkThreads = (label: string, n: number | undefined): void => {
-    if (n !== undefined && (!Number.isInteger(n) || n < 0 || n > 1024)) throw new RangeError(`${label} must be an integer in [0, 1024], got ${n}`)
   }
   checkThreads('intraOpThreads', config.intraOpThreads)
   checkThreads('interOpThreads', config.interOpThreads)
@@ -100,23 +122,7 @@ export async function createSession(model: string | Uint8Array, config: SessionC
   const session = typeof model === 'string'
     ? await ort.InferenceSession.create(model, options)
     : await ort.InferenceSession.create(model, options)
-  let released = false
-  return {
-    inputNames: session.inputNames,
-    outputNames: session.outputNames,
-    async run(feeds, fetches) {
-      if (released) throw new Error('session already released')
-      return fetches ? session.run(feeds, [...fetches]) : session.run(feeds)
-    },
-    endProfiling() {
-      if (!released && config.profileFilePrefix !== undefined) session.endProfiling()
-    },
-    async release() {
-      if (released) return
-      released = true
-      await session.release()
-    }
-  }
+  return wrapSession(session, config.profileFilePrefix !== undefined)
 }
 
 /** A float32 tensor over `data` (no copy; `data` may be a subarray view, never SharedArrayBuffer-backed). */
@@ -167,9 +173,7 @@ export interface EpSessionConfig {
 
 /** Creates a session from model bytes on `config.ep` alone (plus ORT's CPU fallback only if asked). Pair with `release()`. */
 export async function createEpSession(model: Uint8Array, config: EpSessionConfig): Promise<OrtSession> {
-  if (config.intraOpThreads !== undefined && (!Number.isInteger(config.intraOpThreads) || config.intraOpThreads < 0 || config.intraOpThreads > 1024)) {
-    throw new RangeError(`intraOpThreads must be an integer in [0, 1024], got ${config.intraOpThreads}`)
-  }
+  checkThreads('intraOpThreads', config.intraOpThreads)
   const session = await ort.InferenceSession.create(model, {
     executionProviders: [config.ep],
     ...(config.intraOpThreads !== undefined ? { intraOpNumThreads: config.intraOpThreads } : {}),
@@ -178,19 +182,5 @@ export async function createEpSession(model: Uint8Array, config: EpSessionConfig
     executionMode: 'sequential',
     ...(config.cpuFallback || config.ep === 'cpu' ? {} : { extra: { [DISABLE_CPU_EP_FALLBACK_KEY]: '1' } })
   })
-  let released = false
-  return {
-    inputNames: session.inputNames,
-    outputNames: session.outputNames,
-    async run(feeds, fetches) {
-      if (released) throw new Error('session already released')
-      return fetches ? session.run(feeds, [...fetches]) : session.run(feeds)
-    },
-    endProfiling() {},
-    async release() {
-      if (released) return
-      released = true
-      await session.release()
-    }
-  }
+  return wrapSession(session, false)
 }

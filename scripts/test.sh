@@ -25,6 +25,17 @@ check() {
   fi
 }
 
+# Add one test runner's counts to the totals. A runner that exited non-zero with nothing countable (a crash
+# before its report, a broken global setup) counts as one broken test.
+tally() {
+  local name=$1 rc=$2 p=$3 f=$4 b=$5 s=$6
+  if [ "${rc}" -ne 0 ] && [ $((f + b)) -eq 0 ]; then b=1; fi
+  echo "=== ${name}: ${p} passed, ${f} failed, ${b} broken, ${s} skipped"
+  passed=$((passed + p))
+  failed=$((failed + f + b))
+  if [ $((f + b)) -gt 0 ]; then failures+=("${name}"); fi
+}
+
 check "typecheck main+preload" npx tsc -p tsconfig.node.json --noEmit
 check "typecheck renderer" npx tsc -p tsconfig.web.json --noEmit
 check "lint" npx eslint --max-warnings 0 .
@@ -49,13 +60,7 @@ if [ -s "${report}" ]; then
 else
   v_passed=0 v_failed=0 v_broken=0 v_skipped=0
 fi
-if [ "${vitest_rc}" -ne 0 ] && [ $((v_failed + v_broken)) -eq 0 ]; then
-  v_broken=1 # Vitest failed before reporting anything countable.
-fi
-echo "=== vitest: ${v_passed} passed, ${v_failed} failed, ${v_broken} test files broken, ${v_skipped} skipped"
-passed=$((passed + v_passed))
-failed=$((failed + v_failed + v_broken))
-[ $((v_failed + v_broken)) -gt 0 ] && failures+=("vitest")
+tally vitest "${vitest_rc}" "${v_passed}" "${v_failed}" "${v_broken}" "${v_skipped}"
 
 # --- Playwright end-to-end tests (test/e2e/*.spec.ts): the real app in browser mode, system Chromium ---
 # Screenshots land in test-results/screenshots/. Counts come from the JSON reporter; a run that fails
@@ -73,13 +78,7 @@ if [ -s "${pw_report}" ]; then
 else
   p_passed=0 p_failed=0 p_broken=0 p_skipped=0
 fi
-if [ "${pw_rc}" -ne 0 ] && [ $((p_failed + p_broken)) -eq 0 ]; then
-  p_broken=1 # Playwright failed before reporting anything countable.
-fi
-echo "=== playwright: ${p_passed} passed, ${p_failed} failed, ${p_broken} broken, ${p_skipped} skipped"
-passed=$((passed + p_passed))
-failed=$((failed + p_failed + p_broken))
-[ $((p_failed + p_broken)) -gt 0 ] && failures+=("playwright")
+tally playwright "${pw_rc}" "${p_passed}" "${p_failed}" "${p_broken}" "${p_skipped}"
 
 if [ "${#failures[@]}" -gt 0 ]; then
   echo "=== failed: ${failures[*]}"

@@ -14,7 +14,7 @@ import { GraphBuilder } from './onnx-builder'
 import { describeValue, emitGroup, VALUE, wholeModelSegment, type SegmentSpec } from './op-groups'
 
 /** Bump when emitted graphs change for the same model, so cached graphs are recompiled. */
-export const GRAPH_COMPILER_VERSION = 'tandem-graph-3'
+export const GRAPH_COMPILER_VERSION = 'tandem-graph-4'
 
 /** The graph output carrying every new K/V row (see `kvOutputValues` for its order). */
 export const KV_OUTPUT = 'new_kv'

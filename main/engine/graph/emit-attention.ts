@@ -61,9 +61,11 @@ export function emitAttention(ctx: EmitContext, inputs: AttentionInputs, label: 
   const newValues = b.op('Transpose', [heads(inputs.v, nKvHeads, 'v')], { name: `${label}/new_values`, attrs: { perm: { ints: [1, 0, 2] } } }) // [nKv, S, hd]
 
   // scores [nKv, g·S, C + S]: cached part (free capacity masked), own part (causal), one softmax
-  const past = b.op('Add', [b.op('MatMul', [q3, inputs.pastKeys], { name: `${label}/past_dots` }), ctx.pastMask(inputs.pastKeys)], { name: `${label}/past_scores` })
-  const own = b.op('Add', [b.op('MatMul', [q3, newKeys], { name: `${label}/own_dots` }), ctx.newMask(g)], { name: `${label}/own_scores` })
-  const scores = b.op('Concat', [past, own], { name: `${label}/scores`, attrs: { axis: { int: -1 } } })
+  const past = b.op('MatMul', [q3, inputs.pastKeys], { name: `${label}/past_dots` })
+  const own = b.op('MatMul', [q3, newKeys], { name: `${label}/own_dots` })
+  const dots = b.op('Concat', [past, own], { name: `${label}/dots`, attrs: { axis: { int: -1 } } })
+  // one mask add over the joined dots (the mask [g·S, C + S] is shared by every layer)
+  const scores = b.op('Add', [dots, ctx.attentionMask(inputs.pastKeys, g)], { name: `${label}/scores` })
   const probs = b.op('Softmax', [scores], { name: `${label}/probs`, attrs: { axis: { int: -1 } } })
   const [pastProbs, ownProbs] = b.node('Split', [probs, ctx.attentionSplit(inputs.pastKeys)], { name: `${label}/probs_split`, outputCount: 2, attrs: { axis: { int: -1 } } })
 

@@ -192,6 +192,20 @@ export class EmitContext {
     })
   }
 
+  /**
+   * The whole additive mask of one attention's scores [g·S, C + S]: the cache part (free capacity masked)
+   * beside the causal part, built once per graph so each layer adds it with one op.
+   */
+  attentionMask(pastKeys: string, groupSize: number): string {
+    return this.once(`mask:attn:${groupSize}`, () => {
+      const b = this.b
+      const rows = b.op('Mul', [this.runLength(), this.i64([groupSize])], { name: `mask/rows_${groupSize}` })
+      const shape = b.op('Concat', [rows, this.capacity(pastKeys)], { name: `mask/past_shape_${groupSize}`, attrs: { axis: { int: 0 } } })
+      const pastRows = b.op('Expand', [this.pastMask(pastKeys), shape], { name: `mask/past_rows_${groupSize}` })
+      return b.op('Concat', [pastRows, this.newMask(groupSize)], { name: `mask/attn_${groupSize}`, attrs: { axis: { int: -1 } } })
+    })
+  }
+
   /** Split sizes [C, S] that cut attention probabilities into the cache part and the run's own part. */
   attentionSplit(pastKeys: string): string {
     return this.once('attn:split', () => this.b.op('Concat', [this.capacity(pastKeys), this.runLength()], { name: 'attn/split_sizes', attrs: { axis: { int: 0 } } }))

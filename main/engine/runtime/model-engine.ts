@@ -40,6 +40,11 @@ export class ModelEngine {
   // reused input buffers, sized for one chunk: [chunk, dim] and [chunk]
   private readonly hidden: Float32Array
   private readonly positions: BigInt64Array
+  // the run's feeds, reused across runs (decode builds no tensors per token): hidden/positions are
+  // rebuilt when the run length changes, the cache tensors when the cache's buffers grow
+  private readonly feeds: Record<string, OrtTensor> = {}
+  private feedCount = -1
+  private feedKeys: Float32Array | null = null
   private disposed = false
 
   constructor(
@@ -112,14 +117,20 @@ export class ModelEngine {
       dequantizeRows(emb, tokens[start + i], 1, this.hidden, i * dim)
       this.positions[i] = BigInt(past + i)
     }
-    const feeds: Record<string, OrtTensor> = {
-      [VALUE.hidden]: float32Tensor(this.hidden.subarray(0, count * dim), [1, count, dim]),
-      [VALUE.positions]: int64Tensor(this.positions.subarray(0, count), [count])
+    const feeds = this.feeds
+    if (count !== this.feedCount) {
+      feeds[VALUE.hidden] = float32Tensor(this.hidden.subarray(0, count * dim), [1, count, dim])
+      feeds[VALUE.positions] = int64Tensor(this.positions.subarray(0, count), [count])
+      this.feedCount = count
     }
-    for (let l = 0; l < nLayers; l++) {
-      const p = this.cache.past(l)
-      feeds[VALUE.pastK(l)] = float32Tensor(p.keys, [nKvHeads, headDim, capacity])
-      feeds[VALUE.pastV(l)] = float32Tensor(p.values, [nKvHeads, capacity, headDim])
+    // the cache swaps in new buffers only when it grows; layer 0's key buffer identifies the current set
+    if (this.cache.past(0).keys !== this.feedKeys) {
+      for (let l = 0; l < nLayers; l++) {
+        const p = this.cache.past(l)
+        feeds[VALUE.pastK(l)] = float32Tensor(p.keys, [nKvHeads, headDim, capacity])
+        feeds[VALUE.pastV(l)] = float32Tensor(p.values, [nKvHeads, capacity, headDim])
+      }
+      this.feedKeys = this.cache.past(0).keys
     }
     const out = await this.session.run(feeds)
     const kvTensor = out[KV_OUTPUT]

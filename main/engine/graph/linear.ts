@@ -55,8 +55,9 @@ function transposeInto(out: Float32Array, stride: number, off: number, w: Float3
   }
 }
 
-function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((a, p) => a + p.length, 0))
+/** Joins typed arrays end to end into a new one made by `alloc`. */
+function concat<T extends Uint8Array | Float32Array>(parts: readonly T[], alloc: (length: number) => T): T {
+  const out = alloc(parts.reduce((a, p) => a + p.length, 0))
   let at = 0
   for (const p of parts) {
     out.set(p, at)
@@ -65,15 +66,8 @@ function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
   return out
 }
 
-function concatFloats(parts: readonly Float32Array[]): Float32Array {
-  const out = new Float32Array(parts.reduce((a, p) => a + p.length, 0))
-  let at = 0
-  for (const p of parts) {
-    out.set(p, at)
-    at += p.length
-  }
-  return out
-}
+const concatBytes = (parts: readonly Uint8Array[]): Uint8Array => concat(parts, (n) => new Uint8Array(n))
+const concatFloats = (parts: readonly Float32Array[]): Float32Array => concat(parts, (n) => new Float32Array(n))
 
 /** The weight with every output multiplied by `factor` (scales and mins; the codes are unchanged). */
 function scaleNBits(w: NBitsWeight, factor: number): NBitsWeight {

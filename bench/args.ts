@@ -11,16 +11,26 @@ export interface BenchArgs {
   /** results folder */
   readonly outDir: string | null
   readonly quick: boolean
+  /** rounds of the Placements section (each: every placement's prefill and decode) */
+  readonly placementReps: number
+  /** run the Placements section (default true; --no-placements skips it) */
+  readonly placements: boolean
+  /** --only placements: just that section (no peers, no machine limits, no model table) */
+  readonly onlyPlacements: boolean
 }
 
 /** Most repetitions accepted (each is a full prefill or 128-token decode per peer). */
 const MAX_REPS = 50
 
 export const USAGE = `usage: npm run bench -- [--quick] [--models f32,q8_0,q4_0,500m,stories260k] [--reps N] [--out DIR]
+                       [--placement-reps N] [--no-placements | --only placements]
   --quick     stories260K + the 110M Q4_0 model, 1 repetition (smoke run)
   --models    which models (default: stories260k,f32,q8_0,q4_0; add 500m for the ~500M Q4_0 shape)
   --reps N    measured repetitions per phase and peer (default 3)
-  --out DIR   results folder (default bench/results)`
+  --out DIR   results folder (default bench/results)
+  --placement-reps N rounds of the Placements section (default 5, --quick 2)
+  --no-placements    skip the Placements section (presets + Auto on stories260K, hand-off latency; a few minutes)
+  --only placements  run only the Placements section (written as <date>-placements.{json,md})`
 
 function isModelId(s: string): s is BenchModelId {
   return BENCH_MODEL_IDS.some((id) => id === s)
@@ -30,8 +40,11 @@ function isModelId(s: string): s is BenchModelId {
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   let models: BenchModelId[] | null = null
   let reps: number | null = null
+  let placementReps: number | null = null
   let outDir: string | null = null
   let quick = false
+  let placements = true
+  let onlyPlacements = false
   const value = (i: number, flag: string): string => {
     const v = argv[i + 1]
     if (v === undefined || v.startsWith('--')) throw new Error(`${flag} needs a value\n${USAGE}`)
@@ -49,15 +62,29 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       const n = Number(value(i++, a))
       if (!Number.isInteger(n) || n < 1 || n > MAX_REPS) throw new Error(`--reps must be an integer in [1, ${MAX_REPS}]\n${USAGE}`)
       reps = n
+    } else if (a === '--placement-reps') {
+      const n = Number(value(i++, a))
+      if (!Number.isInteger(n) || n < 1 || n > MAX_REPS) throw new Error(`--placement-reps must be an integer in [1, ${MAX_REPS}]\n${USAGE}`)
+      placementReps = n
     } else if (a === '--out') outDir = value(i++, a)
-    else if (a === '--help' || a === '-h') throw new Error(USAGE)
+    else if (a === '--no-placements') placements = false
+    else if (a === '--only') {
+      const what = value(i++, a)
+      if (what !== 'placements') throw new Error(`--only takes "placements", got ${what}\n${USAGE}`)
+      onlyPlacements = true
+    } else if (a === '--help' || a === '-h') throw new Error(USAGE)
     else throw new Error(`unknown argument ${a}\n${USAGE}`)
   }
+  if (onlyPlacements && !placements) throw new Error(`--only placements and --no-placements exclude each other\n${USAGE}`)
+  if (onlyPlacements && models !== null) throw new Error(`--only placements runs no model table; drop --models\n${USAGE}`)
   return {
-    models: models ?? (quick ? ['stories260k', 'q4_0'] : ['stories260k', 'f32', 'q8_0', 'q4_0']),
+    models: onlyPlacements ? [] : (models ?? (quick ? ['stories260k', 'q4_0'] : ['stories260k', 'f32', 'q8_0', 'q4_0'])),
     reps: reps ?? (quick ? 1 : 3),
     probeRounds: quick ? 1 : 2,
+    placementReps: placementReps ?? (quick ? 2 : 5),
     outDir,
-    quick
+    quick,
+    placements,
+    onlyPlacements
   }
 }

@@ -15,7 +15,8 @@ export interface CpuSnapshot {
   readonly ownBusy: number
 }
 
-function processTicks(pid: number): number {
+/** user + system ticks (USER_HZ) of process `pid` so far, all its threads; throws without /proc. */
+export function processTicks(pid: number): number {
   // fields after the parenthesized command name; utime and stime are fields 14 and 15 of the line
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
   const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')

@@ -1,6 +1,7 @@
 /**
  * @file `npm run bench`: Tandem against llama.cpp (node-llama-cpp, CPU backend) on the same GGUF files,
- * with this machine's memory-bandwidth and MatMul ceilings measured in the same run. Writes
+ * with this machine's memory-bandwidth and MatMul ceilings measured in the same run, then the Placements
+ * section (every preset and Auto on this machine's devices, the hand-off latency; bench/placements.ts). Writes
  * bench/results/<date>.json (every rep) and <date>.md (the table, also printed). Progress goes to stderr.
  */
 import { existsSync } from 'node:fs'
@@ -8,12 +9,14 @@ import { mkdir, mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { cpus, loadavg, release, totalmem } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { parseBenchArgs } from './args'
+import { parseBenchArgs, type BenchArgs } from './args'
 import { runLimitsChild } from './child-handle'
 import { summarizeGguf } from './gguf-summary'
 import { ensureBenchModel, type BenchModelFile } from './models'
 import { ensurePeers, peerPackageVersion } from './peers-install'
 import type { LimitSamples } from './protocol'
+import { benchmarkPlacements, type PlacementsRecord } from './placements'
+import { renderPlacementsMarkdown, summarizePlacements } from './placements-report'
 import { combineLimits, modelRows, renderMarkdown } from './report'
 import { benchmarkModel, CONTEXT_SIZE, LLAMA_BATCH_SIZE, type ModelRecord } from './schedule'
 
@@ -58,9 +61,10 @@ async function removeStaleGraphCaches(): Promise<void> {
 
 async function main(): Promise<void> {
   const args = parseBenchArgs(process.argv.slice(2))
+  if (args.onlyPlacements) return placementsOnly(args)
   const started = new Date()
   const loadAtStart = loadLine()
-  log(`models ${args.models.join(', ')}; ${args.reps} rep(s), ${args.probeRounds} probe round(s); load average ${loadAtStart}`)
+  log(`models ${args.models.join(', ')}; ${args.reps} rep(s), ${args.probeRounds} probe round(s); placements ${args.placements ? 'on' : 'off'}; load average ${loadAtStart}`)
   await ensurePeers(PEERS_DIR, log)
 
   const files: BenchModelFile[] = []
@@ -72,6 +76,7 @@ async function main(): Promise<void> {
   const records: ModelRecord[] = []
   let limitsStart: Awaited<ReturnType<typeof measureLimits>>
   let limitsEnd: Awaited<ReturnType<typeof measureLimits>>
+  let placements: PlacementsRecord | null = null
   try {
     limitsStart = await measureLimits(args.quick, 'start')
     for (const model of files) {
@@ -82,6 +87,8 @@ async function main(): Promise<void> {
       )
     }
     limitsEnd = await measureLimits(args.quick, 'end')
+    // after the end limits, so the model table's machine figures are the same as without this section
+    if (args.placements) placements = await runPlacements(args, graphCacheDir)
   } finally {
     await rm(graphCacheDir, { recursive: true, force: true })
   }
@@ -125,8 +132,10 @@ async function main(): Promise<void> {
   ]
   const date = started.toISOString().slice(0, 10)
   const base = args.quick ? `${date}-quick` : date
-  const outDir = resolve(args.outDir ?? join(BENCH_DIR, 'results'))
-  const markdown = renderMarkdown({ title: `Tandem vs llama.cpp, CPU (${base})`, rows, models: records, limits, machineLine, notes })
+  const placementsSummary = placements === null ? null : summarizePlacements(placements)
+  const markdown =
+    renderMarkdown({ title: `Tandem vs llama.cpp, CPU (${base})`, rows, models: records, limits, machineLine, notes }) +
+    (placements === null || placementsSummary === null ? '' : `\n${renderPlacementsMarkdown(placements, placementsSummary)}`)
   const json = {
     schema: 1,
     startedAt: started.toISOString(),
@@ -145,15 +154,55 @@ async function main(): Promise<void> {
       wallMs: r.wallMs
     })),
     rows,
-    notes
+    notes,
+    placements: placements === null ? null : { record: placements, summary: placementsSummary }
   }
+  await writeResults(resolve(args.outDir ?? join(BENCH_DIR, 'results')), base, json, markdown)
+  log(`done in ${minutes.toFixed(1)} min`)
+}
+
+/** The Placements section on stories260K (see bench/placements.ts). */
+async function runPlacements(args: BenchArgs, graphCacheDir: string): Promise<PlacementsRecord> {
+  const model = await ensureBenchModel('stories260k', MODELS_DIR, log)
+  log(`placements: ${model.label}: ${model.path}`)
+  return benchmarkPlacements({ modelPath: model.path, modelLabel: model.label, reps: args.placementReps, graphCacheDir, log })
+}
+
+/** Writes <base>.json and <base>.md into `outDir` and prints the markdown. */
+async function writeResults(outDir: string, base: string, json: unknown, markdown: string): Promise<void> {
   await mkdir(outDir, { recursive: true })
   const jsonPath = join(outDir, `${base}.json`)
   if (existsSync(jsonPath)) log(`overwriting ${jsonPath}`)
   await writeFile(jsonPath, `${JSON.stringify(json, null, 2)}\n`)
   await writeFile(join(outDir, `${base}.md`), markdown)
   process.stdout.write(markdown)
-  log(`wrote ${jsonPath} and ${base}.md in ${minutes.toFixed(1)} min`)
+  log(`wrote ${jsonPath} and ${base}.md`)
+}
+
+/** `--only placements`: that section alone, written as <date>-placements.{json,md} beside the full runs. */
+async function placementsOnly(args: BenchArgs): Promise<void> {
+  const started = new Date()
+  const loadAtStart = loadLine()
+  log(`placements only; ${args.placementReps} rep(s); load average ${loadAtStart}`)
+  await mkdir(MODELS_DIR, { recursive: true })
+  await removeStaleGraphCaches()
+  const graphCacheDir = await mkdtemp(join(MODELS_DIR, 'graphs-'))
+  let record: PlacementsRecord
+  try {
+    record = await runPlacements(args, graphCacheDir)
+  } finally {
+    await rm(graphCacheDir, { recursive: true, force: true })
+  }
+  const summary = summarizePlacements(record)
+  const cpu = cpus()
+  const machine = { cpuModel: cpu[0]?.model ?? 'unknown', cores: cpu.length, totalMemBytes: totalmem(), kernel: release(), loadAverageStart: loadAtStart, loadAverageEnd: loadLine() }
+  const base = `${started.toISOString().slice(0, 10)}${args.quick ? '-quick' : ''}-placements`
+  const machineLine =
+    `${machine.cpuModel}, ${machine.cores} cores, ${Math.round(machine.totalMemBytes / 2 ** 30)} GiB; Node ${process.version}. ` +
+    `Run ${started.toISOString().slice(0, 16)}Z; load average ${machine.loadAverageStart} at start, ${machine.loadAverageEnd} at end.`
+  const markdown = `# Tandem placements (${base})\n\n${machineLine}\n\n${renderPlacementsMarkdown(record, summary)}`
+  const json = { schema: 1, startedAt: started.toISOString(), finishedAt: new Date().toISOString(), args, machine, placements: { record, summary } }
+  await writeResults(resolve(args.outDir ?? join(BENCH_DIR, 'results')), base, json, markdown)
 }
 
 main().catch((e: unknown) => {

@@ -66,6 +66,8 @@ export interface MessageStats {
   readonly model: string
   /** devices that ran it, e.g. ["CPU"] */
   readonly devices: readonly string[]
+  /** per device: time it was busy on this reply (absent on replies stored before devices were tracked) */
+  readonly deviceBusy?: readonly { readonly id: string; readonly name: string; readonly busyMs: number }[]
 }
 
 export interface Message {
@@ -118,6 +120,77 @@ export interface SettingsPatch {
   readonly defaultModelId?: string | null
   readonly theme?: ThemeSetting
   readonly sampling?: SamplingSettings
+}
+
+/** How a device is built: CPU, integrated/discrete GPU, NPU, or a software GPU (e.g. Mesa lavapipe). */
+export type DeviceKindName = 'cpu' | 'igpu' | 'dgpu' | 'npu' | 'software-gpu'
+
+/** A compute device as the settings panel lists it. */
+export interface DeviceView {
+  /** stable id: 'cpu', 'cpu-2', 'webgpu-0', ... */
+  readonly id: string
+  readonly name: string
+  readonly kind: DeviceKindName
+  /** ONNX Runtime execution provider */
+  readonly ep: string
+  /** not separate hardware: a software GPU, or a second CPU worker on the same cores */
+  readonly software: boolean
+  readonly status: 'ready' | 'failed' | 'unavailable' | 'unprobed'
+  /** why it is not ready; null when ready */
+  readonly reason: string | null
+}
+
+/** One utilization sample (the live view keeps the last 60 s of them). */
+export interface UsageSample {
+  readonly atMs: number
+  /** per device: share of the sample interval it was busy, 0..100 */
+  readonly devices: readonly { readonly id: string; readonly busyPercent: number }[]
+  /** whole-system CPU use, 0..100 */
+  readonly systemCpuPercent: number
+  /** tokens/s of the running generation over the interval; 0 when idle */
+  readonly tokensPerSecond: number
+}
+
+/** Built-in placements ('auto' = solved from measured device profiles). */
+export type PresetName = 'cpu' | 'gpu' | 'npu-prefill-gpu-decode' | 'layer-split' | 'tensor-split' | 'auto'
+
+/** Which instance(s) of an op group a placement entry means. */
+export type PlacementLayerRef = number | 'all' | 'final'
+
+/** Placement JSON (version 1), as the engine's planner reads it; validated in main before use. */
+export interface PlacementJson {
+  readonly version: 1
+  readonly name: string
+  readonly prefillChunkTokens: number
+  readonly phases: { readonly prefill: PlacementPhaseJson; readonly decode: PlacementPhaseJson }
+}
+
+/** One phase of a placement: default device, per-group overrides (later wins), matmul partitions. */
+export interface PlacementPhaseJson {
+  readonly device: string
+  readonly groups: readonly { readonly layer: PlacementLayerRef; readonly group: string; readonly device: string }[]
+  readonly partitions: readonly (
+    | { readonly layer: PlacementLayerRef; readonly group: string; readonly by: 'rows'; readonly devices: readonly [string, string]; readonly ratio: number }
+    | { readonly layer: PlacementLayerRef; readonly group: string; readonly by: 'sequence'; readonly devices: readonly [string, string]; readonly standardLength: number }
+  )[]
+}
+
+/** What the user chose: a preset, or a custom placement. */
+export type PlacementSetting = { readonly preset: PresetName } | { readonly preset: 'custom'; readonly placement: PlacementJson }
+
+/** The choice, and what it means on this machine for the default model. */
+export interface PlacementView {
+  readonly setting: PlacementSetting
+  /** the placement that runs next (the preset resolved for these devices and the model); null without a usable model */
+  readonly resolved: PlacementJson | null
+  /** why it looks like it does (a preset's fallback note, Auto's one-sentence explanation); null when nothing to say */
+  readonly explanation: string | null
+  /** Auto's predicted speed on this machine; null for other choices or before profiling */
+  readonly predicted: { readonly prefillTokensPerSec: number; readonly decodeTokensPerSec: number } | null
+  /** op group names, per layer then final, for the advanced editor */
+  readonly opGroups: readonly string[]
+  /** matmul groups that can be partitioned */
+  readonly matmulGroups: readonly string[]
 }
 
 /** Streamed while a reply is generated. */
@@ -179,6 +252,16 @@ export interface Api {
     /** stops a running request; false when it had already finished */
     stop(requestId: string): Promise<boolean>
   }
+  devices: {
+    /** every device found, ready or not (probed once per launch) */
+    list(): Promise<DeviceView[]>
+    /** utilization samples newer than `sinceMs` (at most the last 60 s); 4 per second while generating */
+    usage(sinceMs: number): Promise<UsageSample[]>
+    /** the placement choice and what it resolves to */
+    placement(): Promise<PlacementView>
+    /** stores a new choice (applies to the next generation) */
+    setPlacement(setting: PlacementSetting): Promise<PlacementView>
+  }
   settings: {
     get(): Promise<Settings>
     update(patch: SettingsPatch): Promise<Settings>
@@ -208,7 +291,11 @@ export const API_METHODS = {
   'chat:edit': 'stream',
   'chat:stop': 'call',
   'settings:get': 'call',
-  'settings:update': 'call'
+  'settings:update': 'call',
+  'devices:list': 'call',
+  'devices:usage': 'call',
+  'devices:placement': 'call',
+  'devices:setPlacement': 'call'
 } as const satisfies { readonly [K in ApiChannel]: 'call' | 'stream' }
 
 /** `service:method` names derived from Api. */
@@ -231,5 +318,11 @@ export const API_LIMITS = {
   /** sampling.temperature range is [0, maxTemperature] */
   maxTemperature: 2,
   /** sampling.maxTokens range is [1, maxReplyTokens] */
-  maxReplyTokens: 32_768
+  maxReplyTokens: 32_768,
+  /** a placement JSON, serialized (characters) */
+  maxPlacementChars: 1_000_000,
+  /** live utilization window (ms) */
+  usageWindowMs: 60_000,
+  /** live utilization sample interval while generating (ms) */
+  usageIntervalMs: 250
 } as const

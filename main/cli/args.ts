@@ -10,7 +10,7 @@ export const HELP = `Usage:
   tandem generate --model PATH [--prompt TEXT] [--max-tokens N] [--temperature T] [--seed S]
                   [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--stop TEXT]...
                   [--chat] [--system TEXT] [--json] [--tokenizer PATH] [--prefill-chunk N]
-                  [--threads N] [--cache-dir DIR] [--stats]
+                  [--threads N] [--cache-dir DIR] [--stats] [--placement NAME|FILE.json]
   tandem info --model PATH [--tokenizer PATH] [--json]
   tandem serve [--port N] [--data-dir DIR] [--models DIR]... [--no-open]
   tandem devices [--json] [--no-probe] [--timeout-ms N]
@@ -20,6 +20,9 @@ generate prints only the generated continuation; --json prints one JSON object w
 serve runs the app in the browser: it serves the UI and its API on 127.0.0.1 only and prints the address to
 open (with a per-launch token); --port 0 (the default) picks a free port, --models adds model folders for this
 run, --no-open does not open the browser.
+--placement runs the model across devices: a preset (cpu, gpu, npu-prefill-gpu-decode, layer-split,
+tensor-split, auto) or a placement JSON file (probes the devices first; auto also measures them, in seconds);
+--prefill-chunk then sets the placement's chunk; --json and --stats then give each device's busy time.
 devices lists the compute devices (CPU, GPU, NPU) with their status; each is probed with tiny graphs in a child
 process unless --no-probe; --json prints one JSON array.`
 
@@ -40,9 +43,12 @@ export interface GenerateArgs {
   readonly system?: string
   readonly json: boolean
   readonly stats: boolean
-  readonly prefillChunk: number
+  /** prompt tokens per forward; undefined = 128, or with --placement the placement's own chunk */
+  readonly prefillChunk?: number
   readonly threads?: number
   readonly cacheDir?: string
+  /** a preset name or a placement JSON file; undefined = the single-device CPU path */
+  readonly placement?: string
 }
 
 export interface InfoArgs {
@@ -117,7 +123,8 @@ export function parseCli(argv: readonly string[]): CliArgs {
     stats: { type: 'boolean' },
     'prefill-chunk': { type: 'string' },
     threads: { type: 'string' },
-    'cache-dir': { type: 'string' }
+    'cache-dir': { type: 'string' },
+    placement: { type: 'string' }
   })
   if (!v.model) throw new UsageError('--model PATH is required')
   if (command === 'info') return { command, model: v.model, tokenizer: v.tokenizer, json: v.json ?? false }
@@ -139,9 +146,10 @@ export function parseCli(argv: readonly string[]): CliArgs {
     system: v.system,
     json: v.json ?? false,
     stats: v.stats ?? false,
-    prefillChunk: num(v['prefill-chunk'], 'prefill-chunk', 128, (n) => isInt(n) && n >= 1 && n <= 65536, 'an integer ≥ 1'),
+    prefillChunk: v['prefill-chunk'] === undefined ? undefined : num(v['prefill-chunk'], 'prefill-chunk', 0, (n) => isInt(n) && n >= 1 && n <= 65536, 'an integer ≥ 1'),
     threads,
-    cacheDir: v['cache-dir']
+    cacheDir: v['cache-dir'],
+    placement: v.placement
   }
 }
 

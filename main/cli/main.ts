@@ -3,9 +3,10 @@
  * app in the browser (main/cli/serve.ts), `devices` lists the compute devices (main/cli/devices.ts).
  * stdout carries only the result (text or one JSON object); diagnostics go to stderr.
  */
-import { loadModel, TextModel, type ChatMessage, type LoadedModel } from '../engine'
+import { discoverDevices, loadModel, TextModel, type ChatMessage, type GenerationResult, type LoadedModel } from '../engine'
 import { HELP, parseCli, UsageError, type GenerateArgs, type InfoArgs } from './args'
 import { devices } from './devices'
+import { resolveCliPlacement } from './placement'
 import { serve } from './serve'
 
 /** Runs the CLI; returns the process exit code (0 ok, 1 failure, 2 usage). */
@@ -30,12 +31,23 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
+/** Default prompt tokens per forward without a placement (the engine's fast path). */
+const DEFAULT_PREFILL_CHUNK = 128
+
 async function generate(args: GenerateArgs): Promise<number> {
+  const log = (line: string): void => void process.stderr.write(`tandem: ${line}\n`)
+  const placed =
+    args.placement === undefined
+      ? null
+      : await resolveCliPlacement(args.placement, args.model, { tokenizerPath: args.tokenizer, prefillChunkTokens: args.prefillChunk, threads: args.threads, log })
   const model = await TextModel.open(args.model, {
     tokenizerPath: args.tokenizer,
     threads: args.threads,
-    cacheDir: args.cacheDir
+    cacheDir: args.cacheDir,
+    placement: placed?.placement,
+    devices: placed?.devices
   })
+  let r: GenerationResult
   try {
     const messages: ChatMessage[] = []
     if (args.system !== undefined) messages.push({ role: 'system', content: args.system })
@@ -49,7 +61,7 @@ async function generate(args: GenerateArgs): Promise<number> {
       maxTokens: args.maxTokens,
       stopStrings: args.stop,
       signal: abort.signal,
-      prefillChunkTokens: args.prefillChunk,
+      prefillChunkTokens: placed?.placement.prefillChunkTokens ?? args.prefillChunk ?? DEFAULT_PREFILL_CHUNK,
       sampling: {
         temperature: args.temperature,
         seed: args.seed,
@@ -61,35 +73,44 @@ async function generate(args: GenerateArgs): Promise<number> {
     })
     for await (const event of generation) if (!args.json) process.stdout.write(event.text)
     process.off('SIGINT', onSigint)
-    const r = await generation.result
-    if (args.json) {
-      const out = {
-        text: r.text,
-        tokens: r.tokens,
-        promptTokens: r.promptTokens,
-        stopReason: r.stopReason,
-        stats: {
-          ttftMs: round(r.stats.ttftMs),
-          prefillTokensPerSec: round(r.stats.prefillTokensPerSec),
-          decodeTokensPerSec: round(r.stats.decodeTokensPerSec)
-        }
-      }
-      process.stdout.write(JSON.stringify(out) + '\n')
-    } else {
-      process.stdout.write('\n')
-    }
-    if (r.stopReason === 'context-full') process.stderr.write(`tandem: stopped at the context limit (${model.contextLength} tokens)\n`)
-    if (args.stats) {
-      const s = r.stats
-      process.stderr.write(
-        `prompt ${s.promptTokens} tok, generated ${s.generatedTokens} tok, ttft ${s.ttftMs.toFixed(1)} ms, ` +
-          `prefill ${s.prefillTokensPerSec.toFixed(1)} tok/s, decode ${s.decodeTokensPerSec.toFixed(1)} tok/s (${r.stopReason})\n`
-      )
-    }
-    return 0
+    r = await generation.result
   } finally {
     await model.dispose()
   }
+  // device names: the probed list with a placement; otherwise the unprobed listing (no probe, ~ms), read after the run
+  const known = placed?.devices ?? (await discoverDevices({ probe: false }))
+  const devices = r.stats.devices.map((d) => ({ id: d.id, name: known.find((k) => k.id === d.id)?.name ?? d.id, busyMs: round(d.busyMs) }))
+  if (args.json) {
+    const out = {
+      text: r.text,
+      tokens: r.tokens,
+      promptTokens: r.promptTokens,
+      stopReason: r.stopReason,
+      placement: placed?.placement.name ?? null,
+      devices,
+      stats: {
+        ttftMs: round(r.stats.ttftMs),
+        prefillTokensPerSec: round(r.stats.prefillTokensPerSec),
+        decodeTokensPerSec: round(r.stats.decodeTokensPerSec)
+      }
+    }
+    process.stdout.write(JSON.stringify(out) + '\n')
+  } else {
+    process.stdout.write('\n')
+  }
+  if (r.stopReason === 'context-full') process.stderr.write(`tandem: stopped at the context limit (${model.contextLength} tokens)\n`)
+  if (args.stats) {
+    const s = r.stats
+    process.stderr.write(
+      `prompt ${s.promptTokens} tok, generated ${s.generatedTokens} tok, ttft ${s.ttftMs.toFixed(1)} ms, ` +
+        `prefill ${s.prefillTokensPerSec.toFixed(1)} tok/s, decode ${s.decodeTokensPerSec.toFixed(1)} tok/s (${r.stopReason})\n`
+    )
+    if (devices.length > 0) {
+      const where = placed === null ? 'one CPU session' : `placement "${placed.placement.name}"`
+      process.stderr.write(`busy (${where}): ${devices.map((d) => `${d.id} ${d.busyMs.toFixed(1)} ms`).join(', ')}\n`)
+    }
+  }
+  return 0
 }
 
 function round(x: number): number {

@@ -15,6 +15,7 @@ export {
   TextModel,
   validateSampling,
   type ChatMessage,
+  type DeviceUsage,
   type Generation,
   type GenerationEvent,
   type GenerationResult,
@@ -35,3 +36,29 @@ export {
   type DiscoverOptions,
   type ProbeCheck
 } from './devices'
+export {
+  buildPreset,
+  parsePlacement,
+  phaseDevices,
+  predictPlacement,
+  solvePlacement,
+  PlacementError,
+  MATMUL_GROUPS,
+  MAX_DEVICE_ID_LENGTH,
+  MAX_PHASE_ENTRIES,
+  MAX_PLACEMENT_NAME_LENGTH,
+  MAX_PREFILL_CHUNK_TOKENS,
+  OP_GROUP_NAMES,
+  PLACEMENT_VERSION,
+  PRESET_IDS,
+  PRESET_LABELS,
+  planAuto,
+  parseProfile,
+  weightInfoOf,
+  type AutoPlan,
+  type Placement,
+  type PresetId,
+  type Profile,
+  type WeightInfo
+} from './plan'
+export { profileCacheKeys, profileDevices, type ProfileCacheKeys, type ProfileOptions } from './runtime'

@@ -34,6 +34,7 @@ const STATUS_BY_ERROR: Readonly<Record<string, number>> = Object.freeze({
   UnsupportedMediaTypeError: 415,
   NoModelError: 422,
   ModelError: 422,
+  PlacementError: 422,
   ContextOverflowError: 422,
   ShutdownError: 503
 })

@@ -9,9 +9,11 @@ import { isApiChannel } from './api-types'
 import { API_VALIDATORS, type ApiValidators } from './api-validate'
 import type { ChatService } from './chat-service'
 import type { ConversationsService } from './conversations-service'
+import type { DevicesService } from './devices-service'
 import { ApiError, toApiError } from './errors'
 import type { ModelsService } from './models-service'
 import type { SettingsService } from './settings-service'
+import type { UsageSampler } from './usage-sampler'
 
 /** The services the handlers are built from. */
 export interface ApiServices {
@@ -20,6 +22,8 @@ export interface ApiServices {
   readonly conversations: ConversationsService
   readonly chat: ChatService
   readonly settings: SettingsService
+  readonly devices: DevicesService
+  readonly usage: UsageSampler
 }
 
 /** Builds the handler table; each handler receives arguments already validated. */
@@ -42,7 +46,11 @@ export function createApiHandlers(s: ApiServices): ApiHandlers {
     'chat:edit': ([request], ctx) => s.chat.edit(request, ctx.emit, ctx.signal),
     'chat:stop': async ([requestId]) => s.chat.stop(requestId),
     'settings:get': async () => s.settings.get(),
-    'settings:update': async ([patch]) => s.settings.update(patch)
+    'settings:update': async ([patch]) => s.settings.update(patch),
+    'devices:list': () => s.devices.list(),
+    'devices:usage': async ([sinceMs]) => s.usage.samples(sinceMs),
+    'devices:placement': () => s.devices.placement(),
+    'devices:setPlacement': ([setting]) => s.devices.setPlacement(setting)
   }
 }
 

@@ -17,6 +17,7 @@ import {
 } from '../../preload/api'
 import type { ApiArgs } from './api-types'
 import { invalid } from './errors'
+import { placementSetting } from './placement-setting'
 
 /** One validator per channel: raw arguments (unknown) in, typed arguments out, or a ValidationError. */
 export type ApiValidators = { readonly [C in ApiChannel]: (args: unknown) => ApiArgs<C> }
@@ -92,6 +93,12 @@ export function samplingSettings(value: unknown, field = 'sampling'): SamplingSe
     topP: numberIn(o.topP, `${field}.topP`, Number.MIN_VALUE, 1),
     maxTokens: numberIn(o.maxTokens, `${field}.maxTokens`, 1, API_LIMITS.maxReplyTokens, true)
   }
+}
+
+/** A `sinceMs` for devices.usage: an epoch time in ms (0 = everything in the window). */
+function sinceMs(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw invalid(`${field} must be a finite number of ms, 0 or more`)
+  return value
 }
 
 /** A model id (absolute path) or null for "the default model". */
@@ -178,5 +185,9 @@ export const API_VALIDATORS: ApiValidators = {
   'chat:edit': (args) => [editRequest(argList(args, 1)[0])],
   'chat:stop': (args) => [id(argList(args, 1)[0], 'requestId')],
   'settings:get': none,
-  'settings:update': (args) => [settingsPatch(argList(args, 1)[0], 'patch')]
+  'settings:update': (args) => [settingsPatch(argList(args, 1)[0], 'patch')],
+  'devices:list': none,
+  'devices:usage': (args) => [sinceMs(argList(args, 1)[0], 'sinceMs')],
+  'devices:placement': none,
+  'devices:setPlacement': (args) => [placementSetting(argList(args, 1)[0], 'setting')]
 }

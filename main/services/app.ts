@@ -1,17 +1,21 @@
 /**
  * @file Assembles the app's services over one store: what the Electron entry and `tandem serve` both start,
- * and what they dispose on shutdown (generations stopped, model closed, database closed).
+ * and what they dispose on shutdown (usage timer stopped, generations stopped, model closed, device probes
+ * finished, database closed).
  */
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { openStore, type Store } from '../store'
 import { createApiHandlers, createDispatch, type ApiDispatch } from './api-host'
 import type { ApiHandlers } from './api-types'
+import { AutoProfiles } from './auto-profiles'
 import { ChatService } from './chat-service'
 import { ConversationsService } from './conversations-service'
+import { DevicesService } from './devices-service'
 import { ModelsService } from './models-service'
 import { findSourceRoot, resolveAppPaths, type AppPaths, type AppPathsOptions } from './paths'
 import { SettingsService } from './settings-service'
+import { UsageSampler } from './usage-sampler'
 
 /** Options for createApp. */
 export interface AppOptions extends AppPathsOptions {
@@ -29,6 +33,9 @@ export interface App {
   readonly models: ModelsService
   readonly conversations: ConversationsService
   readonly chat: ChatService
+  readonly devices: DevicesService
+  /** live utilization samples (running from createApp until dispose) */
+  readonly usage: UsageSampler
   readonly handlers: ApiHandlers
   /** validates and runs a request by channel name; what the transports call */
   readonly dispatch: ApiDispatch
@@ -62,8 +69,20 @@ export function createApp(options: AppOptions = {}): App {
     const models = new ModelsService(settings, paths.builtInModelDirs)
     const conversations = new ConversationsService(store, settings)
     conversations.purgeDeleted()
-    const chat = new ChatService({ store, conversations, models, settings, graphCacheDir: paths.graphCacheDir, threads: options.threads })
-    const handlers = createApiHandlers({ appVersion: options.appVersion ?? sourceVersion(), models, conversations, chat, settings })
+    const devices = new DevicesService({ settings, models, profiles: new AutoProfiles(store, { threads: options.threads }) })
+    // reads `chat` only once started (below), after chat exists
+    const usage = new UsageSampler({ read: () => chat.usageReading(), deviceIds: () => devices.readyDeviceIds() })
+    const chat = new ChatService({
+      store,
+      conversations,
+      models,
+      devices,
+      graphCacheDir: paths.graphCacheDir,
+      threads: options.threads,
+      onGenerationStart: () => usage.poke()
+    })
+    usage.start()
+    const handlers = createApiHandlers({ appVersion: options.appVersion ?? sourceVersion(), models, conversations, chat, settings, devices, usage })
     let disposed: Promise<void> | null = null
     return {
       paths,
@@ -72,10 +91,13 @@ export function createApp(options: AppOptions = {}): App {
       models,
       conversations,
       chat,
+      devices,
+      usage,
       handlers,
       dispatch: createDispatch(handlers),
       dispose: () => {
-        disposed ??= chat.dispose().finally(() => store.close())
+        usage.stop()
+        disposed ??= Promise.all([chat.dispose(), devices.dispose()]).then(() => undefined).finally(() => store.close())
         return disposed
       }
     }

@@ -6,15 +6,16 @@
  */
 import { randomInt } from 'node:crypto'
 import type { ChatMessage } from '../engine'
-import type { ChatEvent, EditRequest, Message, ModelEntry, RegenerateRequest, SendRequest } from '../../preload/api'
+import type { ChatEvent, EditRequest, Message, RegenerateRequest, SendRequest } from '../../preload/api'
 import type { Store, Message as StoredMessage } from '../store'
 import { messageContent } from './api-validate'
+import type { DevicesService } from './devices-service'
 import { ApiError, invalid, toApiError } from './errors'
 import { toApiMessage, type ConversationsService } from './conversations-service'
 import { ModelSlot } from './model-slot'
 import type { ModelsService } from './models-service'
 import { buildPrompt } from './prompt'
-import type { SettingsService } from './settings-service'
+import type { UsageReading } from './usage-sampler'
 
 /** Least time between two writes of a streaming reply's content (~10 writes/s). */
 export const PERSIST_INTERVAL_MS = 100
@@ -22,17 +23,17 @@ export const PERSIST_INTERVAL_MS = 100
 /** Characters of the first message used as an untitled conversation's title. */
 const AUTO_TITLE_CHARS = 60
 
-/** Devices the engine runs on today (one CPU session per model). */
-const ENGINE_DEVICES: readonly string[] = ['CPU']
-
 /** What ChatService needs. */
 export interface ChatServiceDeps {
   readonly store: Pick<Store, 'messages' | 'conversations'>
   readonly conversations: ConversationsService
   readonly models: ModelsService
-  readonly settings: SettingsService
+  /** the placement each model is opened with, and device names for stats */
+  readonly devices: DevicesService
   readonly graphCacheDir: string
   readonly threads?: number
+  /** called when a generation starts (the usage sampler switches to its fast rate) */
+  readonly onGenerationStart?: () => void
 }
 
 /** A request between acceptance and its final message. */
@@ -47,6 +48,9 @@ export class ChatService {
   private readonly active = new Map<string, Active>()
   private queue: Promise<unknown> = Promise.resolve()
   private disposed = false
+  /** tokens streamed by all generations (the usage sampler's tokens/s) */
+  private tokensStreamed = 0
+  private generating = false
 
   constructor(private readonly deps: ChatServiceDeps) {
     this.slot = new ModelSlot({ cacheDir: deps.graphCacheDir, threads: deps.threads })
@@ -96,6 +100,12 @@ export class ChatService {
     if (a === undefined || a.controller.signal.aborted) return false
     a.controller.abort()
     return true
+  }
+
+  /** What the usage sampler reads: the open runner's busy counters, tokens streamed, and whether one is running. */
+  usageReading(): UsageReading {
+    const model = this.slot.openModel
+    return { runner: model === null ? null : { owner: model, usage: model.runner.usage() }, tokens: this.tokensStreamed, generating: this.generating }
   }
 
   /** Stops everything, waits for the queue to drain, and closes the model. */
@@ -163,8 +173,10 @@ export class ChatService {
     try {
       if (signal.aborted) return toApiMessage(messages.update(assistant.id, { status: 'stopped' }))
       const conversation = this.deps.conversations.require(conversationId)
-      const entry = await this.pickModel(conversation.modelId)
-      const model = await this.slot.acquire(entry)
+      const entry = await this.deps.models.pick(conversation.modelId)
+      // resolved per generation, so a placement change applies to the next reply without a restart
+      const plan = await this.deps.devices.runPlan(entry, { beforeMeasuring: () => this.slot.release(), signal })
+      const model = await this.slot.acquire(entry, plan)
       const history: ChatMessage[] = messages
         .list(conversationId)
         .filter((m) => m.seq < assistant.seq && m.status !== 'error' && m.role !== 'system' && m.content !== '')
@@ -174,7 +186,10 @@ export class ChatService {
       // A fresh seed per request, so regenerate gives a different reply (temperature 0 stays greedy).
       const generation = model.generate({ promptIds, maxTokens, signal, sampling: { temperature, topP, seed: randomInt(2 ** 31) } })
       let persistedAtMs = performance.now()
+      this.generating = true
+      this.deps.onGenerationStart?.()
       for await (const event of generation) {
+        this.tokensStreamed++
         if (event.text === '') continue
         content += event.text
         emit({ type: 'delta', messageId: assistant.id, text: event.text })
@@ -184,6 +199,8 @@ export class ChatService {
         }
       }
       const r = await generation.result
+      this.generating = false
+      const deviceBusy = r.stats.devices.map((d) => ({ id: d.id, name: this.deps.devices.deviceName(d.id), busyMs: d.busyMs }))
       const stats = {
         ttftMs: r.stats.ttftMs,
         prefillTokensPerSec: r.stats.prefillTokensPerSec,
@@ -191,11 +208,15 @@ export class ChatService {
         promptTokens: r.stats.promptTokens,
         generatedTokens: r.stats.generatedTokens,
         model: entry.name,
-        devices: [...ENGINE_DEVICES]
+        devices: deviceBusy.map((d) => d.name),
+        deviceBusy
       }
       const status = r.stopReason === 'aborted' ? 'stopped' : 'complete'
       return toApiMessage(messages.update(assistant.id, { content: r.text, status, error: null, stats }))
     } catch (err) {
+      this.generating = false
+      // stopped before any text (e.g. while Auto measured the devices): a stop, not an error
+      if (signal.aborted && content === '') return toApiMessage(messages.update(assistant.id, { status: 'stopped' }))
       const apiError = toApiError(err)
       try {
         messages.update(assistant.id, { content, status: 'error', error: apiError.message })
@@ -204,26 +225,6 @@ export class ChatService {
       }
       throw apiError
     }
-  }
-
-  /** The conversation's model, else the default, else the first usable one (chat models first). */
-  private async pickModel(modelId: string | null): Promise<ModelEntry> {
-    const models = await this.deps.models.list()
-    const wanted = modelId ?? this.deps.settings.get().defaultModelId
-    if (wanted !== null) {
-      const entry = models.find((m) => m.id === wanted)
-      if (entry === undefined) {
-        throw new ApiError('NoModelError', `The model ${wanted} is not available any more. Choose another model for this conversation, or add its folder in Settings.`)
-      }
-      if (entry.problem !== null) throw new ApiError('ModelError', `The model ${entry.name} cannot be used: ${entry.problem}`)
-      return entry
-    }
-    const usable = models.filter((m) => m.problem === null)
-    const entry = usable.find((m) => m.hasChatTemplate) ?? usable[0]
-    if (entry === undefined) {
-      throw new ApiError('NoModelError', 'No model is available. Add a models folder in Settings (a folder with .gguf files, llama2.c checkpoints or Hugging Face model folders).')
-    }
-    return entry
   }
 }
 

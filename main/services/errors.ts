@@ -20,6 +20,8 @@ export type ApiErrorName =
   | 'ModelError'
   /** the conversation does not fit in the model's context */
   | 'ContextOverflowError'
+  /** the chosen placement cannot run this model on this machine's devices (change it in Settings → Devices) */
+  | 'PlacementError'
   /** the conversation already has a reply being generated */
   | 'BusyError'
   /** the app is shutting down */

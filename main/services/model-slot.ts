@@ -1,10 +1,12 @@
 /**
- * @file The one model kept open for chat. Opening compiles (or loads from cache) its graph and starts its
- * worker; switching to another model disposes the previous one first, so only one set of weights is in
- * memory. Callers serialize their use (the chat queue), so there is no locking here.
+ * @file The one model kept open for chat. Opening compiles (or loads from cache) its graphs and starts its
+ * workers; switching to another model — or to another placement of the same model — disposes the previous
+ * one first, so only one set of weights is in memory. Callers serialize their use (the chat queue), so
+ * there is no locking here.
  */
 import { TextModel } from '../engine'
 import type { ModelEntry } from '../../preload/api'
+import type { RunPlan } from './devices-service'
 import { ApiError, errorMessage } from './errors'
 
 /** Options every model is opened with. */
@@ -17,17 +19,22 @@ export interface ModelSlotOptions {
 
 /** Holds at most one open TextModel. */
 export class ModelSlot {
-  private current: { readonly id: string; readonly model: TextModel } | null = null
+  private current: { readonly id: string; readonly planKey: string; readonly model: TextModel } | null = null
 
   constructor(private readonly options: ModelSlotOptions) {}
 
-  /** The open model for `entry`, opening it (and closing any other) when needed. */
-  async acquire(entry: ModelEntry): Promise<TextModel> {
-    if (this.current !== null && this.current.id === entry.id) return this.current.model
+  /** The open model for `entry` under `plan`, opening it (and closing any other) when the model or the plan differs. */
+  async acquire(entry: ModelEntry, plan: RunPlan): Promise<TextModel> {
+    if (this.current !== null && this.current.id === entry.id && this.current.planKey === plan.key) return this.current.model
     await this.release()
     try {
-      const model = await TextModel.open(entry.path, { cacheDir: this.options.cacheDir, threads: this.options.threads })
-      this.current = { id: entry.id, model }
+      const model = await TextModel.open(entry.path, {
+        cacheDir: this.options.cacheDir,
+        threads: this.options.threads,
+        ...(plan.placement !== null && { placement: plan.placement }),
+        devices: plan.devices
+      })
+      this.current = { id: entry.id, planKey: plan.key, model }
       return model
     } catch (err) {
       throw new ApiError('ModelError', `Could not open the model ${entry.name}: ${errorMessage(err)}`, { cause: err })
@@ -37,6 +44,11 @@ export class ModelSlot {
   /** Id of the open model, or null. */
   get openModelId(): string | null {
     return this.current?.id ?? null
+  }
+
+  /** The open model, or null. */
+  get openModel(): TextModel | null {
+    return this.current?.model ?? null
   }
 
   /** Closes the open model (its worker and session). */

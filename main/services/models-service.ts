@@ -25,9 +25,24 @@ export function parameterCount(c: ModelConfig): number {
   return c.vocabSize * c.dim * (c.tiedEmbeddings ? 1 : 2) + c.nLayers * perLayer + c.dim
 }
 
+/** Header facts of a usable model: what placements are resolved against. */
+export interface ModelHeader {
+  readonly entry: ModelEntry
+  readonly config: ModelConfig
+  /** every tensor encoding in the file, e.g. ['f32', 'q4_k', 'q6_k'] */
+  readonly tensorTypes: readonly string[]
+}
+
+/** A cached description: the entry, and the header facts when the model could be read. */
+interface Described {
+  readonly key: string
+  readonly entry: ModelEntry
+  readonly header: { readonly config: ModelConfig; readonly tensorTypes: readonly string[] } | null
+}
+
 /** Finds and describes models; descriptions are cached per file until its size or mtime changes. */
 export class ModelsService {
-  private readonly described = new Map<string, { readonly key: string; readonly entry: ModelEntry }>()
+  private readonly described = new Map<string, Described>()
 
   constructor(
     private readonly settings: SettingsService,
@@ -81,6 +96,35 @@ export class ModelsService {
     return (await this.list()).find((m) => m.id === modelId)
   }
 
+  /**
+   * The model to run: `modelId`, else the default model, else the first usable one (chat models first).
+   * Throws NoModelError when there is none (or the wanted one is gone), ModelError when it cannot be used.
+   */
+  async pick(modelId: string | null): Promise<ModelEntry> {
+    const models = await this.list()
+    const wanted = modelId ?? this.settings.get().defaultModelId
+    if (wanted !== null) {
+      const entry = models.find((m) => m.id === wanted)
+      if (entry === undefined) {
+        throw new ApiError('NoModelError', `The model ${wanted} is not available any more. Choose another model for this conversation, or add its folder in Settings.`)
+      }
+      if (entry.problem !== null) throw new ApiError('ModelError', `The model ${entry.name} cannot be used: ${entry.problem}`)
+      return entry
+    }
+    const usable = models.filter((m) => m.problem === null)
+    const entry = usable.find((m) => m.hasChatTemplate) ?? usable[0]
+    if (entry === undefined) {
+      throw new ApiError('NoModelError', 'No model is available. Add a models folder in Settings (a folder with .gguf files, llama2.c checkpoints or Hugging Face model folders).')
+    }
+    return entry
+  }
+
+  /** Header facts of a listed, usable model (from the scan's cache), or null. */
+  header(entry: ModelEntry): ModelHeader | null {
+    const d = this.described.get(entry.path)
+    return d === undefined || d.header === null || d.entry.id !== entry.id ? null : { entry: d.entry, ...d.header }
+  }
+
   private async describe(c: ModelCandidate): Promise<ModelEntry> {
     const key = `${c.format}:${c.sizeBytes}:${c.mtimeMs}`
     const cached = this.described.get(c.path)
@@ -94,6 +138,7 @@ export class ModelsService {
       sizeBytes: c.sizeBytes
     }
     let entry: ModelEntry
+    let header: Described['header'] = null
     try {
       const m = await loadModel(c.path, { weights: false })
       entry = {
@@ -105,11 +150,12 @@ export class ModelsService {
         hasChatTemplate: m.chatTemplate !== null,
         problem: null
       }
+      header = { config: m.config, tensorTypes: [...m.tensorTypes] }
     } catch (err) {
       const problem = errorMessage(err)
       entry = { ...base, architecture: null, quantization: null, parameters: null, contextLength: null, hasChatTemplate: false, problem }
     }
-    this.described.set(c.path, { key, entry })
+    this.described.set(c.path, { key, entry, header })
     return entry
   }
 }

@@ -3,10 +3,11 @@
  * missing, corrupt or out-of-range stored value reads as the default instead of breaking the app.
  */
 import { resolve } from 'node:path'
-import { API_LIMITS, type SamplingSettings, type Settings, type SettingsPatch, type ThemeSetting } from '../../preload/api'
+import { API_LIMITS, type PlacementSetting, type SamplingSettings, type Settings, type SettingsPatch, type ThemeSetting } from '../../preload/api'
 import type { SettingsStore } from '../store'
 import { path, samplingSettings, theme } from './api-validate'
 import { invalid } from './errors'
+import { DEFAULT_PLACEMENT_SETTING, placementSetting } from './placement-setting'
 
 /** Sampling for new conversations until the user changes it. */
 export const DEFAULT_SAMPLING_SETTINGS: SamplingSettings = Object.freeze({ temperature: 0.7, topP: 0.95, maxTokens: 256 })
@@ -16,7 +17,8 @@ const KEYS = {
   modelFolders: 'modelFolders',
   defaultModelId: 'defaultModelId',
   theme: 'theme',
-  sampling: 'sampling'
+  sampling: 'sampling',
+  placement: 'placement'
 } as const
 
 function folderList(value: unknown): string[] {
@@ -54,6 +56,16 @@ export class SettingsService {
   /** Sampling defaults for new conversations. */
   sampling(): SamplingSettings {
     return this.store.getOr(KEYS.sampling, (v) => samplingSettings(v), DEFAULT_SAMPLING_SETTINGS)
+  }
+
+  /** Where the model runs: a preset or a custom placement (default: CPU only). A stored value this build cannot read is the default. */
+  placement(): PlacementSetting {
+    return this.store.getOr(KEYS.placement, (v) => placementSetting(v), DEFAULT_PLACEMENT_SETTING)
+  }
+
+  /** Stores a placement choice; `setting` must already be validated. */
+  setPlacement(setting: PlacementSetting): void {
+    this.store.set(KEYS.placement, setting, (v) => placementSetting(v))
   }
 
   /** Folders the user added, absolute, in the order added. */

@@ -4,6 +4,7 @@
  */
 import { ConversationStore } from './conversations'
 import { openDatabase, type Db } from './database'
+import { DeviceProfileStore } from './device-profiles'
 import { MessageStore } from './messages'
 import { SettingsStore } from './settings'
 import type { StoreOptions } from './types'
@@ -14,6 +15,7 @@ export { checkMigrations, LATEST_SCHEMA_VERSION, MIGRATIONS, type Migration } fr
 export { ConversationStore } from './conversations'
 export { MessageStore } from './messages'
 export { SettingsStore, type Validator } from './settings'
+export { deleteDeviceProfile, DeviceProfileStore, getDeviceProfile, putDeviceProfile, MAX_PROFILE_JSON_BYTES, MAX_PROFILE_KEY_LENGTH } from './device-profiles'
 export { MAX_QUERY_CHARS, MAX_QUERY_TERMS, MAX_SEARCH_LIMIT } from './search-query'
 export type { JsonObject, JsonValue } from './rows'
 export * from './types'
@@ -24,6 +26,8 @@ export interface Store {
   readonly conversations: ConversationStore
   readonly messages: MessageStore
   readonly settings: SettingsStore
+  /** cached device profiles (measured op-group times) per device set and model shape */
+  readonly deviceProfiles: DeviceProfileStore
   /** Closes the connection (SQLite checkpoints the WAL into the main file); calling it again is a no-op. */
   close(): void
 }
@@ -37,6 +41,7 @@ export function openStore(file: string, options: StoreOptions = {}): Store {
       conversations: new ConversationStore(db, options),
       messages: new MessageStore(db, options),
       settings: new SettingsStore(db),
+      deviceProfiles: new DeviceProfileStore(db, options),
       close: () => db.close()
     }
   } catch (err) {

@@ -110,9 +110,26 @@ CREATE TRIGGER conversations_fts_update AFTER UPDATE OF title ON conversations B
 END;
 `
 
+/**
+ * v2: measured device profiles, one per (device set, model shape). A rowid table with a UNIQUE key rather
+ * than WITHOUT ROWID: a profile is tens to hundreds of KB of JSON, and WITHOUT ROWID tables store large
+ * rows poorly. Only JSON syntax is checked here; the profile's shape is checked on every read.
+ */
+const V2_SQL = `
+CREATE TABLE device_profiles (
+  n INTEGER PRIMARY KEY,
+  device_key TEXT NOT NULL,
+  shape_key TEXT NOT NULL,
+  profile_json TEXT NOT NULL CHECK (json_valid(profile_json)),
+  created_at INTEGER NOT NULL,
+  UNIQUE (device_key, shape_key)
+) STRICT;
+`
+
 /** Every schema step, in order; versions are 1, 2, 3, ... with no gaps. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
-  { version: 1, name: 'conversations, messages, settings, full-text search', sql: V1_SQL }
+  { version: 1, name: 'conversations, messages, settings, full-text search', sql: V1_SQL },
+  { version: 2, name: 'device profiles', sql: V2_SQL }
 ])
 
 /** The schema version this build writes; a file with a higher `user_version` is refused. */

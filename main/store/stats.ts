@@ -1,6 +1,6 @@
 /** @file The `stats_json` column of messages: checked on the way in and out, field by field. */
 import { isRecord, parseJson } from './rows'
-import type { MessageStats } from './types'
+import type { DeviceBusy, MessageStats } from './types'
 
 /** Number fields of MessageStats; each must be a finite number. */
 const NUMBER_FIELDS = ['ttftMs', 'prefillTokensPerSec', 'decodeTokensPerSec', 'promptTokens', 'generatedTokens'] as const
@@ -20,8 +20,22 @@ export function statsToJson(stats: MessageStats): string {
     promptTokens: stats.promptTokens,
     generatedTokens: stats.generatedTokens,
     model: stats.model,
-    devices: [...stats.devices]
+    devices: [...stats.devices],
+    ...(stats.deviceBusy !== undefined && { deviceBusy: stats.deviceBusy.map((d) => ({ id: d.id, name: d.name, busyMs: d.busyMs })) })
   })
+}
+
+/** The deviceBusy list, or undefined when absent or not a valid list (it is optional and informational). */
+function deviceBusyFrom(value: unknown): DeviceBusy[] | undefined {
+  if (!Array.isArray(value) || value.length > MAX_STATS_DEVICES) return undefined
+  const out: DeviceBusy[] = []
+  for (const d of value) {
+    if (!isRecord(d)) return undefined
+    const { id, name, busyMs } = d
+    if (typeof id !== 'string' || typeof name !== 'string' || typeof busyMs !== 'number' || !Number.isFinite(busyMs)) return undefined
+    out.push({ id, name, busyMs })
+  }
+  return out
 }
 
 /**
@@ -32,7 +46,7 @@ export function statsFromJson(text: string | null): MessageStats | null {
   if (text === null) return null
   const value = parseJson(text)
   if (!isRecord(value) || statsProblem(value) !== undefined) return null
-  const { ttftMs, prefillTokensPerSec, decodeTokensPerSec, promptTokens, generatedTokens, model, devices } = value
+  const { ttftMs, prefillTokensPerSec, decodeTokensPerSec, promptTokens, generatedTokens, model, devices, deviceBusy } = value
   // statsProblem checked these; the typeof tests narrow them for the compiler without casts.
   if (
     typeof ttftMs !== 'number' ||
@@ -46,7 +60,8 @@ export function statsFromJson(text: string | null): MessageStats | null {
     return null
   }
   const deviceNames = devices.filter((d): d is string => typeof d === 'string')
-  return { ttftMs, prefillTokensPerSec, decodeTokensPerSec, promptTokens, generatedTokens, model, devices: deviceNames }
+  const busy = deviceBusyFrom(deviceBusy)
+  return { ttftMs, prefillTokensPerSec, decodeTokensPerSec, promptTokens, generatedTokens, model, devices: deviceNames, ...(busy !== undefined && { deviceBusy: busy }) }
 }
 
 /** What is wrong with a stats-shaped value, or undefined when it is valid. */
@@ -60,5 +75,6 @@ function statsProblem(value: Record<string, unknown> | MessageStats): string | u
   if (!Array.isArray(devices)) return 'devices must be an array of strings'
   if (devices.length > MAX_STATS_DEVICES) return `devices lists ${devices.length} entries (max ${MAX_STATS_DEVICES})`
   if (!devices.every((d: unknown) => typeof d === 'string')) return 'devices must be an array of strings'
+  if (value.deviceBusy !== undefined && deviceBusyFrom(value.deviceBusy) === undefined) return 'deviceBusy must be a list of { id, name, busyMs } (finite busyMs)'
   return undefined
 }

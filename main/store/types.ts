@@ -25,6 +25,15 @@ export interface MessageStats {
   readonly model: string
   /** devices that ran it, e.g. ['cpu'] or ['webgpu', 'cpu'] */
   readonly devices: readonly string[]
+  /** per device: ms it was busy on this message (absent on messages stored before devices were tracked) */
+  readonly deviceBusy?: readonly DeviceBusy[]
+}
+
+/** One device's busy time on one message. */
+export interface DeviceBusy {
+  readonly id: string
+  readonly name: string
+  readonly busyMs: number
 }
 
 /** A conversation row. `deletedAtMs` is set while it sits soft-deleted (restorable until purged). */

@@ -1,6 +1,6 @@
 /**
- * @file The app shell: sidebar (conversations, search), the chat pane, dialogs and toasts, wired to the Api
- * from `getApi()` (Electron preload or the HTTP client in browser mode).
+ * @file The app shell: sidebar (conversations, search), the chat pane with the device activity panel, dialogs
+ * and toasts, wired to the Api from `getApi()` (Electron preload or the HTTP client in browser mode).
  */
 import { useCallback, useEffect, useMemo, useRef, useState, type JSX } from 'react'
 import type { Api, ConversationSummary, SamplingSettings, SearchHit } from '../../preload/api'
@@ -9,13 +9,16 @@ import { ChatPane } from './components/ChatPane'
 import { ChatSettingsDialog } from './components/ChatSettingsDialog'
 import type { ComposerHandle } from './components/Composer'
 import { UNTITLED } from './components/ConversationList'
-import { SettingsDialog } from './components/SettingsDialog'
+import { SettingsDialog, type SettingsTab } from './components/SettingsDialog'
 import { Sidebar } from './components/Sidebar'
 import { ToastRegion } from './components/ToastRegion'
+import { UsagePanel } from './components/UsagePanel'
 import { describeError, type UiError } from './lib/errors'
 import { ApiContext } from './state/api-context'
 import { useChat, type DraftSettings } from './state/use-chat'
+import { useActivityPanel } from './state/use-activity-panel'
 import { useConversations } from './state/use-conversations'
+import { useDevices } from './state/use-devices'
 import { useRoute } from './state/use-route'
 import { useSearch } from './state/use-search'
 import { useSettings } from './state/use-settings'
@@ -64,7 +67,9 @@ function Shell({ api }: { api: Api }): JSX.Element {
   const search = useSearch(query)
   const [focusMessageId, setFocusMessageId] = useState<string | null>(null)
   const [sidebarOpen, setSidebarOpen] = useState(false)
-  const [dialog, setDialog] = useState<'settings' | 'chat' | null>(null)
+  const [dialog, setDialog] = useState<{ kind: 'settings'; tab: SettingsTab } | { kind: 'chat' } | null>(null)
+  const devices = useDevices()
+  const [activityOpen, setActivityOpen] = useActivityPanel()
   const [version, setVersion] = useState<string | null>(null)
   const toasts = useToasts()
   const searchInput = useRef<HTMLInputElement>(null)
@@ -212,7 +217,7 @@ function Shell({ api }: { api: Api }): JSX.Element {
         onDelete={deleteConversation}
         onOpenSettings={() => {
           setSidebarOpen(false)
-          setDialog('settings')
+          setDialog({ kind: 'settings', tab: 'general' })
         }}
         onClose={() => setSidebarOpen(false)}
       />
@@ -231,12 +236,25 @@ function Shell({ api }: { api: Api }): JSX.Element {
         onToggleSidebar={() => setSidebarOpen((v) => !v)}
         onRename={(t) => conversation !== null && renameConversation(conversation.id, t)}
         onModelChange={changeModel}
-        onOpenChatSettings={() => setDialog('chat')}
-        onOpenSettings={() => setDialog('settings')}
+        onOpenChatSettings={() => setDialog({ kind: 'chat' })}
+        onOpenSettings={() => setDialog({ kind: 'settings', tab: 'general' })}
         onNewChat={newChat}
+        activityOpen={activityOpen}
+        onToggleActivity={() => setActivityOpen(!activityOpen)}
+        activity={
+          activityOpen ? (
+            <UsagePanel
+              devices={devices.devices}
+              devicesLoading={devices.loading}
+              generating={chat.active !== null}
+              onClose={() => setActivityOpen(false)}
+              onOpenDevices={() => setDialog({ kind: 'settings', tab: 'devices' })}
+            />
+          ) : null
+        }
       />
-      {dialog === 'settings' && <SettingsDialog state={settingsState} onClose={() => setDialog(null)} />}
-      {dialog === 'chat' && (
+      {dialog?.kind === 'settings' && <SettingsDialog state={settingsState} devices={devices} initialTab={dialog.tab} onClose={() => setDialog(null)} />}
+      {dialog?.kind === 'chat' && (
         <ChatSettingsDialog
           // Re-initialise when the conversation arrives (opened right after a reload, before it loaded).
           key={conversation?.id ?? 'draft'}

@@ -7,6 +7,8 @@ import './styles/layout.css'
 import './styles/chat.css'
 import './styles/markdown.css'
 import './styles/dialogs.css'
+import './styles/devices.css'
+import './styles/activity.css'
 
 const rootElement = document.getElementById('root')
 if (rootElement === null) throw new Error('renderer/index.html has no #root element')

@@ -32,7 +32,8 @@ describe('chat:send', () => {
     expect(detail.messages.map((m) => [m.role, m.status])).toEqual([['user', 'complete'], ['assistant', 'complete']])
     const stored = detail.messages[1]
     expect(stored.content).toBe(reply?.content)
-    expect(stored.stats).toMatchObject({ model: 'stories260K.bin', devices: ['CPU'], generatedTokens: 24 })
+    expect(stored.stats).toMatchObject({ model: 'stories260K.bin', devices: [expect.stringMatching(/^CPU \(/)], generatedTokens: 24 })
+    expect(stored.stats?.deviceBusy).toEqual([{ id: 'cpu', name: stored.stats?.devices[0], busyMs: expect.any(Number) }])
     expect(stored.stats?.promptTokens).toBeGreaterThan(1)
     expect(stored.stats?.ttftMs).toBeGreaterThan(0)
     expect(stored.stats?.decodeTokensPerSec).toBeGreaterThan(0)

@@ -1,5 +1,6 @@
 /**
- * @file Compiles a loaded model (or one segment of its op groups) into ONNX bytes for the CPU EP.
+ * @file Compiles a loaded model (or one segment of its op groups, or one part of a row-partitioned matmul
+ * group) into ONNX bytes for the CPU EP or, with `target: 'webgpu'`, for the WebGPU EP without CPU fallback.
  * One graph serves prefill chunks and decode steps: dynamic S (tokens in this run) and C (cache
  * capacity). Whole-model I/O — inputs: hidden [1, S, dim] f32 (embeddings looked up by the runtime),
  * positions [S] i64 (P..P+S−1 for P cached positions), past_k_L [nKv, hd, C] and past_v_L [nKv, C, hd]
@@ -12,6 +13,7 @@ import { groupSize } from './emit-attention'
 import { EmitContext, resolveGraphOptions, type GraphOptions } from './emit-context'
 import { GraphBuilder } from './onnx-builder'
 import { describeValue, emitGroup, VALUE, wholeModelSegment, type SegmentSpec } from './op-groups'
+import { checkGroupPart, type GroupPart } from './partition'
 
 /** Bump when emitted graphs change for the same model, so cached graphs are recompiled. */
 export const GRAPH_COMPILER_VERSION = 'tandem-graph-4'
@@ -48,31 +50,51 @@ export function kvOutputValues(spec: SegmentSpec): string[] {
   return [...new Set(layers)].sort((a, b) => a - b).flatMap((l) => [VALUE.newK(l), VALUE.newV(l)].filter((name) => spec.outputs.includes(name)))
 }
 
-/** Emits the groups of `spec` into one graph and returns the serialized model. */
-export function compileSegment(model: CompilableModel, spec: SegmentSpec, options: GraphOptions): Uint8Array {
+/**
+ * Emits the groups of `spec` into one graph and returns the serialized model. With `part`, `spec` is one
+ * matmul group and the graph is that group's share of a row partition (see partition.ts): the unsplit
+ * group's inputs at full width; each of `part.outputs` under its own name, [1, S, end − start] (logits
+ * [1, end − start]), never packed into KV_OUTPUT (the parts' widths differ).
+ */
+export function compileSegment(model: CompilableModel, spec: SegmentSpec, options: GraphOptions, part?: GroupPart): Uint8Array {
   const resolved = resolveGraphOptions(options)
   checkCompilable(model.config, resolved)
+  if (part) checkPartSpec(model.config, spec, part)
   const b = new GraphBuilder('tandem')
   const ctx = new EmitContext(b, model.config, model.weights, resolved)
   for (const name of spec.inputs) {
     const { elem, dims } = describeValue(model.config, name)
     ctx.set(name, b.input(name, elem, dims))
   }
-  for (const group of spec.groups) emitGroup(ctx, group)
-  const kv = kvOutputValues(spec)
-  for (const name of spec.outputs) {
-    if (kv.includes(name)) continue
+  for (const group of spec.groups) emitGroup(ctx, group, part ?? null)
+  const output = (name: string, width: number | null): void => {
     const { elem, dims } = describeValue(model.config, name)
     const value = ctx.get(name)
     // a graph output must carry its contract name; alias internal names through Identity
     if (value !== name) b.node('Identity', [value], { name: `${name}/out`, outputs: [name] })
-    b.output(name, elem, dims)
+    b.output(name, elem, width === null ? dims : [...dims.slice(0, -1), width])
   }
+  if (part) {
+    for (const o of part.outputs) output(o.value, o.end - o.start)
+    return b.toBytes(GRAPH_COMPILER_VERSION)
+  }
+  const kv = kvOutputValues(spec)
+  for (const name of spec.outputs) if (!kv.includes(name)) output(name, null)
   if (kv.length > 0) {
     b.node('Concat', kv.map((name) => ctx.get(name)), { name: 'new_kv/pack', outputs: [KV_OUTPUT], attrs: { axis: { int: 0 } } })
     b.output(KV_OUTPUT, 'float32', [kv.length, 'seq', model.config.nKvHeads * model.config.headDim])
   }
   return b.toBytes(GRAPH_COMPILER_VERSION)
+}
+
+/** A part's spec is exactly one matmul group whose outputs are the part's outputs. */
+function checkPartSpec(config: ModelConfig, spec: SegmentSpec, part: GroupPart): void {
+  if (spec.groups.length !== 1) throw new Error(`a partition part compiles exactly one matmul group; the spec has ${spec.groups.length}`)
+  checkGroupPart(config, spec.groups[0], part)
+  const produced = part.outputs.map((o) => o.value).sort()
+  if (produced.join() !== [...spec.outputs].sort().join()) {
+    throw new Error(`the part produces ${produced.join(', ')} but the spec's outputs are ${spec.outputs.join(', ')}`)
+  }
 }
 
 /** The whole model as one graph (the single-device path). */

@@ -17,8 +17,8 @@ import { MS_DOMAIN } from './onnx-builder'
  */
 export function emitRope(ctx: EmitContext, x: string, nHeads: number, label: string): string {
   const { b, config } = ctx
-  const { cos, sin } = ctx.ropeTables()
-  return b.op('RotaryEmbedding', [x, ctx.positionIds(), cos, sin], {
+  const { positionIds, cos, sin } = ctx.ropeInputs()
+  return b.op('RotaryEmbedding', [x, positionIds, cos, sin], {
     name: label,
     domain: MS_DOMAIN,
     attrs: {
@@ -67,7 +67,7 @@ export function emitAttention(ctx: EmitContext, inputs: AttentionInputs, label: 
   // one mask add over the joined dots (the mask [g·S, C + S] is shared by every layer)
   const scores = b.op('Add', [dots, ctx.attentionMask(inputs.pastKeys, g)], { name: `${label}/scores` })
   const probs = b.op('Softmax', [scores], { name: `${label}/probs`, attrs: { axis: { int: -1 } } })
-  const [pastProbs, ownProbs] = b.node('Split', [probs, ctx.attentionSplit(inputs.pastKeys)], { name: `${label}/probs_split`, outputCount: 2, attrs: { axis: { int: -1 } } })
+  const [pastProbs, ownProbs] = ctx.splitProbs(probs, inputs.pastKeys, `${label}/probs_split`)
 
   // weighted values [nKv, g·S, hd] -> [S, nKv, g, hd] -> [1, S, nHeads·hd]
   const mixed = b.op('Add', [

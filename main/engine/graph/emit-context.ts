@@ -7,6 +7,14 @@
 import { ropeInvFreq, tensorToFloat32, type ModelConfig, type ModelWeights, type Tensor } from '../model'
 import { MS_DOMAIN, type GraphBuilder } from './onnx-builder'
 
+/**
+ * The execution provider a graph is shaped for. 'cpu': the speed-tuned graph (int64 shape arithmetic
+ * for the masks, a Split with computed sizes). 'webgpu': the same arithmetic with no int64 data op and
+ * no op that only combines shapes — the WebGPU EP registers most ops for float/int32 only and leaves
+ * shape subgraphs (consumers of Shape) to the CPU EP, which a session without CPU fallback refuses.
+ */
+export type GraphTarget = 'cpu' | 'webgpu'
+
 /** Compile-time choices that change the graph (and so are part of its cache key). */
 export interface GraphOptions {
   /** positions the RoPE tables cover; the runtime never runs past this (≤ config.contextLength) */
@@ -17,6 +25,8 @@ export interface GraphOptions {
    * true: several times faster on CPU; `reference.ts` can emulate it exactly (see `int8ActivationBlock`).
    */
   readonly int8Activations?: boolean
+  /** which EP the graph is for (default 'cpu'); see GraphTarget */
+  readonly target?: GraphTarget
 }
 
 /** GraphOptions with every default filled in (what the compiler and the cache key use). */
@@ -24,7 +34,7 @@ export type ResolvedGraphOptions = Required<GraphOptions>
 
 /** Fills in defaults, so equal graphs get equal cache keys whatever the caller left out. */
 export function resolveGraphOptions(options: GraphOptions): ResolvedGraphOptions {
-  return { ropeTableLength: options.ropeTableLength, int8Activations: options.int8Activations ?? true }
+  return { ropeTableLength: options.ropeTableLength, int8Activations: options.int8Activations ?? true, target: options.target ?? 'cpu' }
 }
 
 /** A residual sum a + b that no op has computed yet. */
@@ -117,6 +127,11 @@ export class EmitContext {
     return this.once(key, () => this.b.i64(`const_i64_${values.join('_').replace(/-/g, 'm')}`, scalar ? [] : [values.length], values))
   }
 
+  /** Shared float32 1-D constant. */
+  f32Vector(values: readonly number[]): string {
+    return this.once(`f32v:${values.join(',')}`, () => this.b.f32('const_f32_vector', [values.length], Float32Array.from(values)))
+  }
+
   /** Shared float32 scalar constant. */
   f32Scalar(value: number): string {
     return this.once(`f32:${value}`, () => this.b.f32(`const_f32`, [], Float32Array.of(value)))
@@ -145,9 +160,30 @@ export class EmitContext {
     return this.ropeTableNames
   }
 
-  /** The run's positions as RotaryEmbedding's position_ids [1, S] int64. */
-  positionIds(): string {
-    return this.once('positions:ids', () => this.b.op('Unsqueeze', [this.get('positions'), this.i64([0])], { name: 'rope/position_ids' }))
+  /**
+   * RotaryEmbedding's position_ids and cos/sin caches. CPU: the run's positions [1, S] int64 into the
+   * whole tables. WebGPU (which reshapes and casts no int64 data, but gathers by int64 indices): the
+   * tables' rows for this run [S, ropeDim/2] and position_ids [1] = 0, the form where row s rotates by
+   * cache row 0 + s.
+   */
+  ropeInputs(): { positionIds: string; cos: string; sin: string } {
+    const tables = this.ropeTables()
+    if (this.options.target === 'cpu') {
+      const positionIds = this.once('positions:ids', () => this.b.op('Unsqueeze', [this.get('positions'), this.i64([0])], { name: 'rope/position_ids' }))
+      return { positionIds, ...tables }
+    }
+    const rows = (which: 'cos' | 'sin'): string =>
+      this.once(`rope:rows:${which}`, () => this.b.op('Gather', [tables[which], this.get('positions')], { name: `rope/${which}_rows`, attrs: { axis: { int: 0 } } }))
+    return { positionIds: this.i64([0]), cos: rows('cos'), sin: rows('sin') }
+  }
+
+  /** The run's positions as float32 [S], gathered from a table 0..ropeTableLength−1 (WebGPU target: its masks run on floats). */
+  private positionsFloat(): string {
+    return this.once('positions:f32', () => {
+      const n = this.options.ropeTableLength
+      const table = this.b.f32('position_values', [n], Float32Array.from({ length: n }, (_, i) => i))
+      return this.b.op('Gather', [table, this.get('positions')], { name: 'positions/f32', attrs: { axis: { int: 0 } } })
+    })
   }
 
   /** Capacity C of the cache buffers, as [1] int64, from a layer's past keys [nKv, hd, C]. */
@@ -197,6 +233,7 @@ export class EmitContext {
    * beside the causal part, built once per graph so each layer adds it with one op.
    */
   attentionMask(pastKeys: string, groupSize: number): string {
+    if (this.options.target === 'webgpu') return this.attentionMaskFloat(pastKeys, groupSize)
     return this.once(`mask:attn:${groupSize}`, () => {
       const b = this.b
       const rows = b.op('Mul', [this.runLength(), this.i64([groupSize])], { name: `mask/rows_${groupSize}` })
@@ -206,9 +243,45 @@ export class EmitContext {
     })
   }
 
-  /** Split sizes [C, S] that cut attention probabilities into the cache part and the run's own part. */
-  attentionSplit(pastKeys: string): string {
-    return this.once('attn:split', () => this.b.op('Concat', [this.capacity(pastKeys), this.runLength()], { name: 'attn/split_sizes', attrs: { axis: { int: 0 } } }))
+  /** Cuts attention probabilities [.., C + S] into the cache part [.., C] and the run's own part [.., S]. */
+  splitProbs(probs: string, pastKeys: string, label: string): [string, string] {
+    const b = this.b
+    if (this.options.target === 'webgpu') {
+      // Slice bounds are read on the host, so C may come straight from Shape; a Concat of shapes may not
+      const cap = this.capacity(pastKeys)
+      const past = b.op('Slice', [probs, this.i64([0]), cap, this.i64([-1])], { name: `${label}_past` })
+      const own = b.op('Slice', [probs, cap, this.i64([Number.MAX_SAFE_INTEGER]), this.i64([-1])], { name: `${label}_own` })
+      return [past, own]
+    }
+    const sizes = this.once('attn:split', () => b.op('Concat', [this.capacity(pastKeys), this.runLength()], { name: 'attn/split_sizes', attrs: { axis: { int: 0 } } }))
+    const [past, own] = b.node('Split', [probs, sizes], { name: label, outputCount: 2, attrs: { axis: { int: -1 } } })
+    return [past, own]
+  }
+
+  /**
+   * attentionMask for the WebGPU target, from float positions: causal part visible where key position ≤
+   * query position; cache part visible at slots t < P, with t + 1 from a cumulative sum over ones [C]
+   * (Expand reads C on the host, so no shape arithmetic is left for the CPU EP).
+   */
+  private attentionMaskFloat(pastKeys: string, groupSize: number): string {
+    return this.once(`mask:attn:${groupSize}`, () => {
+      const b = this.b
+      const pos = this.positionsFloat()
+      const keyRow = b.op('Reshape', [pos, this.i64([1, -1])], { name: 'mask/key_row' }) // [1, S]
+      const queryCol = b.op('Reshape', [pos, this.i64([-1, 1])], { name: 'mask/query_col' }) // [S, 1]
+      const visible = b.op('LessOrEqual', [keyRow, queryCol], { name: 'mask/visible' })
+      const causal = b.op('Where', [visible, this.f32Scalar(0), this.f32Scalar(-Infinity)], { name: 'mask/new' })
+      const own = groupSize === 1 ? causal : b.op('Tile', [causal, this.i64([groupSize, 1])], { name: 'mask/new_per_group' }) // [g·S, S]
+      const ones = b.op('Expand', [this.f32Vector([1]), this.capacity(pastKeys)], { name: 'mask/cache_ones' })
+      const slot = b.op('CumSum', [ones, this.i64([0], true)], { name: 'mask/cache_slot_plus_1' }) // [C]: t + 1
+      const cached = b.op('Slice', [pos, this.i64([0]), this.i64([1])], { name: 'mask/cached_len' }) // [1]: P
+      const valid = b.op('LessOrEqual', [slot, cached], { name: 'mask/cache_valid' })
+      const past = b.op('Where', [valid, this.f32Scalar(0), this.f32Scalar(-Infinity)], { name: 'mask/past' }) // [C]
+      // rows [g·S, C] by broadcasting against the causal part's first column, which is 0 on every row (key 0 ≤ any query)
+      const zeroCol = b.op('Slice', [own, this.i64([0]), this.i64([1]), this.i64([1])], { name: `mask/zero_col_${groupSize}` })
+      const pastRows = b.op('Add', [past, zeroCol], { name: `mask/past_rows_${groupSize}` })
+      return b.op('Concat', [pastRows, own], { name: `mask/attn_${groupSize}`, attrs: { axis: { int: -1 } } })
+    })
   }
 
   /** Sums of `input` [.., S, K] over consecutive blocks of `blockSize`: [S, K/blockSize] (Q4_K mins term). */

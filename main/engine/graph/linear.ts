@@ -5,10 +5,10 @@
  * matmul over their concatenated rows when they share an encoding — one kernel launch instead of three,
  * and the same values, so the results are unchanged.
  */
-import { tensorToFloat32, type Tensor } from '../model'
+import { dequantizeRows, tensorToFloat32, type Tensor } from '../model'
 import type { EmitContext, GraphOptions } from './emit-context'
 import { MS_DOMAIN } from './onnx-builder'
-import { int8GroupsFitNBits, packNBits, type NBitsWeight } from './quant-pack'
+import { int8GroupsFitNBits, packNBits, sliceNBitsCols, sliceNBitsRows, type NBitsWeight } from './quant-pack'
 
 /** MatMulNBits accuracy_level: 0 computes in float32; 4 quantizes the input to int8 per weight block. */
 const ACCURACY_F32 = 0
@@ -139,50 +139,126 @@ function emitNBits(ctx: EmitContext, x: string, packed: NBitsWeight, int8: boole
   return y
 }
 
+/**
+ * A weight operand: a model tensor W [N, K], or rows (axis 0: output features) / columns (axis 1: input
+ * features) [start, end) of one — a partition part's share. A 1-D tensor (a bias) is sliced along axis 0.
+ */
+export interface WeightSlice {
+  readonly tensor: Tensor
+  readonly axis: 0 | 1
+  readonly start: number
+  readonly end: number
+}
+
+/** A whole model tensor or a slice of one. */
+export type WeightOperand = Tensor | WeightSlice
+
+/** What emitting a matmul needs to know about one (possibly sliced) weight W [n, k]. */
+interface Operand {
+  readonly name: string
+  readonly n: number
+  readonly k: number
+  /** MatMulNBits form, or null for a float MatMul */
+  readonly packed: NBitsWeight | null
+  /** the int8 input-rounding block along K (the whole tensor's: a column slice keeps whole blocks), or null */
+  readonly block: number | null
+  /** row-major float32 [n, k] (float weights) */
+  dense(): Float32Array
+}
+
+/** Throws unless [start, end) is a non-empty range inside [0, size). */
+function checkSlice(t: Tensor, size: number, start: number, end: number, what: string): void {
+  if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end > size || start >= end) {
+    throw new RangeError(`${t.name}: ${what} [${start}, ${end}) is not a non-empty range inside [0, ${size})`)
+  }
+}
+
+function operandOf(w: WeightOperand, options: GraphOptions): Operand {
+  const t = 'tensor' in w ? w.tensor : w
+  if (t.shape.length !== 2) throw new Error(`${t.name}: expected a 2-D weight, got shape [${t.shape.join(', ')}]`)
+  const [n, k] = t.shape
+  const packed = packNBits(t)
+  const block = int8ActivationBlock(t, options)
+  if (!('tensor' in w)) return { name: t.name, n, k, packed, block, dense: () => tensorToFloat32(t) }
+  const { start, end } = w
+  if (w.axis === 0) {
+    checkSlice(t, n, start, end, 'rows')
+    const dense = (): Float32Array => {
+      const out = new Float32Array((end - start) * k)
+      dequantizeRows(t, start, end - start, out)
+      return out
+    }
+    return { name: t.name, n: end - start, k, packed: packed && sliceNBitsRows(packed, start, end), block, dense }
+  }
+  checkSlice(t, k, start, end, 'columns')
+  const dense = (): Float32Array => {
+    const all = tensorToFloat32(t)
+    const m = end - start
+    const out = new Float32Array(n * m)
+    for (let r = 0; r < n; r++) out.set(all.subarray(r * k + start, r * k + end), r * m)
+    return out
+  }
+  return { name: t.name, n, k: end - start, packed: packed && sliceNBitsCols(packed, start, end, t.name), block, dense }
+}
+
+/** A bias vector (or its slice [start, end)) as float32. */
+function biasOf(b: WeightOperand): { name: string; values: Float32Array } {
+  const t = 'tensor' in b ? b.tensor : b
+  if (t.shape.length !== 1) throw new Error(`${t.name}: expected a 1-D bias, got shape [${t.shape.join(', ')}]`)
+  const all = tensorToFloat32(t)
+  if (!('tensor' in b)) return { name: t.name, values: all }
+  if (b.axis !== 0) throw new Error(`${t.name}: a bias can only be sliced along axis 0`)
+  checkSlice(t, t.shape[0], b.start, b.end, 'entries')
+  return { name: t.name, values: all.subarray(b.start, b.end) }
+}
+
 /** y = x · [W₀; W₁; …]ᵀ for weights of one form (all dense, or packed alike): [.., ΣN]. Null when they cannot share one matmul. */
-function emitFused(ctx: EmitContext, x: string, ws: readonly Tensor[], factors: readonly number[], label: string): string | null {
-  const k = ws[0].shape[1]
-  const packed = ws.map((w) => packNBits(w))
+function emitFused(ctx: EmitContext, x: string, ws: readonly Operand[], factors: readonly number[], label: string): string | null {
+  const k = ws[0].k
+  const packed = ws.map((w) => w.packed)
   if (packed.every((p): p is NBitsWeight => p !== null)) {
-    const blocks = ws.map((w) => int8ActivationBlock(w, ctx.options))
+    const blocks = ws.map((w) => w.block)
     const stacked = blocks.every((blk) => blk === blocks[0]) ? stackNBits(packed.map((p, i) => scaleNBits(p, factors[i]))) : null
     return stacked ? emitNBits(ctx, x, stacked, blocks[0] !== null, label) : null
   }
   if (!packed.every((p) => p === null)) return null
-  const n = ws.reduce((a, w) => a + w.shape[0], 0)
+  const n = ws.reduce((a, w) => a + w.n, 0)
   const wt = new Float32Array(k * n)
   let off = 0
   ws.forEach((w, i) => {
-    transposeInto(wt, n, off, tensorToFloat32(w), w.shape[0], k, factors[i])
-    off += w.shape[0]
+    transposeInto(wt, n, off, w.dense(), w.n, k, factors[i])
+    off += w.n
   })
   return ctx.b.op('MatMul', [x, ctx.b.f32(`${label}.weight_t`, [k, n], wt)], { name: `${label}/matmul` })
 }
 
 /**
  * Emits x [.., K] · Wᵢᵀ (+ bᵢ), times `factors[i]` (default 1; folded into the weights, so free), for
- * each weight Wᵢ [Nᵢ, K] of `ws` -> one output [.., Nᵢ] each; `labels` name the nodes and initializers
- * (e.g. "layer3.wq"). Fused into one matmul and a Split when the weights share a form, else one matmul each.
+ * each weight Wᵢ [Nᵢ, K] of `ws` (whole tensors or slices) -> one output [.., Nᵢ] each; `labels` name the
+ * nodes and initializers (e.g. "layer3.wq"). Fused into one matmul and a Split when the weights share a
+ * form, else one matmul each.
  */
 export function emitLinears(
   ctx: EmitContext,
   x: string,
-  ws: readonly Tensor[],
-  biases: readonly (Tensor | null)[],
+  weights: readonly WeightOperand[],
+  biases: readonly (WeightOperand | null)[],
   labels: readonly string[],
-  factors: readonly number[] = ws.map(() => 1)
+  factors: readonly number[] = weights.map(() => 1)
 ): string[] {
   const b = ctx.b
+  const ws = weights.map((w) => operandOf(w, ctx.options))
   for (const w of ws) {
-    if (w.shape.length !== 2 || w.shape[1] !== ws[0].shape[1]) throw new Error(`${w.name}: expected a 2-D weight with ${ws[0].shape[1]} inputs, got [${w.shape.join(', ')}]`)
+    if (w.k !== ws[0].k) throw new Error(`${w.name}: expected ${ws[0].k} inputs, got ${w.k}`)
   }
-  biases.forEach((bias, i) => {
-    const n = ws[i].shape[0]
-    if (bias && (bias.shape.length !== 1 || bias.shape[0] !== n)) throw new Error(`${bias.name}: bias shape [${bias.shape.join(', ')}] does not match ${n} outputs`)
+  const bs = biases.map((bias, i) => {
+    if (!bias) return null
+    const v = biasOf(bias)
+    if (v.values.length !== ws[i].n) throw new Error(`${v.name}: bias of ${v.values.length} entries does not match ${ws[i].n} outputs`)
+    return v.values
   })
   const biasValues = (i: number): Float32Array => {
-    const bias = biases[i]
-    const v = bias ? tensorToFloat32(bias) : new Float32Array(ws[i].shape[0])
+    const v = bs[i] ?? new Float32Array(ws[i].n)
     return factors[i] === 1 ? v : v.map((e) => e * factors[i])
   }
   const fused = ws.length > 1 ? emitFused(ctx, x, ws, factors, labels.join('+')) : null
@@ -190,19 +266,19 @@ export function emitLinears(
     return ws.map((w, i) => {
       const one = emitFused(ctx, x, [w], [factors[i]], labels[i])
       if (!one) throw new Error(`unreachable: a single weight always has one form (${w.name})`)
-      return biases[i] ? b.op('Add', [one, b.f32(`${labels[i]}.bias`, [w.shape[0]], biasValues(i))], { name: `${labels[i]}/bias` }) : one
+      return bs[i] ? b.op('Add', [one, b.f32(`${labels[i]}.bias`, [w.n], biasValues(i))], { name: `${labels[i]}/bias` }) : one
     })
   }
   let y = fused
-  if (biases.some((bias) => bias !== null)) {
+  if (bs.some((bias) => bias !== null)) {
     const all = concatFloats(ws.map((_, i) => biasValues(i)))
     y = b.op('Add', [y, b.f32(`${labels.join('+')}.bias`, [all.length], all)], { name: `${labels.join('+')}/bias` })
   }
-  const sizes = ctx.i64(ws.map((w) => w.shape[0]))
+  const sizes = ctx.i64(ws.map((w) => w.n))
   return b.node('Split', [y, sizes], { name: `${labels.join('+')}/split`, outputCount: ws.length, attrs: { axis: { int: -1 } } })
 }
 
-/** Emits x [.., K] · Wᵀ -> [.., N] (+ bias [N]) for one weight. */
-export function emitLinear(ctx: EmitContext, x: string, w: Tensor, bias: Tensor | null, label: string): string {
+/** Emits x [.., K] · Wᵀ -> [.., N] (+ bias [N]) for one weight (or slice). */
+export function emitLinear(ctx: EmitContext, x: string, w: WeightOperand, bias: WeightOperand | null, label: string): string {
   return emitLinears(ctx, x, [w], [bias], [label])[0]
 }

@@ -2,14 +2,18 @@
  * @file The model as an ordered list of op groups — per layer: attention norm, qkv projection, rope,
  * attention, output projection (+ residual), FFN norm, FFN (+ residual); then final norm and lm head —
  * each an emitter from named input values to named output values, in the reference forward's order.
- * A later planner cuts this list into per-device segments; a SegmentSpec is a run of groups plus the
- * values crossing its boundary. Today the whole list compiles as one segment.
+ * The planner cuts this list into per-device segments; a SegmentSpec is a run of groups plus the
+ * values crossing its boundary (the whole list when everything runs on one device).
  */
 import type { LayerWeights, ModelConfig } from '../model'
 import { emitAttention, emitRope } from './emit-attention'
 import type { EmitContext } from './emit-context'
 import { emitLinear, emitLinears } from './linear'
+import { partOperands, type GroupPart } from './partition'
 import type { Dim, ElemType } from './onnx-builder'
+import { VALUE } from './values'
+
+export { VALUE }
 
 /** The kinds of op group, in execution order within a layer (then the two final groups). */
 export type GroupKind = 'attn-norm' | 'qkv' | 'rope' | 'attention' | 'attn-out' | 'ffn-norm' | 'ffn' | 'final-norm' | 'lm-head'
@@ -33,27 +37,6 @@ export interface SegmentSpec {
   /** values produced inside and needed outside (or model results): the graph outputs */
   readonly outputs: readonly string[]
 }
-
-/** Logical value names; the whole-model graph's I/O uses exactly these names. */
-export const VALUE = {
-  hidden: 'hidden',
-  positions: 'positions',
-  logits: 'logits',
-  finalIn: 'final_in',
-  pastK: (l: number) => `past_k_${l}`,
-  pastV: (l: number) => `past_v_${l}`,
-  newK: (l: number) => `new_k_${l}`,
-  newV: (l: number) => `new_v_${l}`,
-  layerIn: (l: number) => (l === 0 ? 'hidden' : `resid_${l - 1}`),
-  attnIn: (l: number) => `attn_in_${l}`,
-  q: (l: number) => `q_${l}`,
-  k: (l: number) => `k_${l}`,
-  qRot: (l: number) => `q_rot_${l}`,
-  attn: (l: number) => `attn_${l}`,
-  residAttn: (l: number) => `resid_attn_${l}`,
-  ffnIn: (l: number) => `ffn_in_${l}`,
-  layerOut: (l: number) => `resid_${l}`
-} as const
 
 /** Values the runtime consumes from a full forward: logits and every layer's new K/V rows. */
 export function modelResultValues(config: ModelConfig): string[] {
@@ -151,18 +134,25 @@ export function describeValue(config: ModelConfig, name: string): { elem: ElemTy
   }
 }
 
-/** Emits one group: reads its inputs from ctx.values and records its outputs there. */
-export function emitGroup(ctx: EmitContext, group: OpGroup): void {
+/**
+ * Emits one group: reads its inputs from ctx.values and records its outputs there. With `part` (a matmul
+ * group only, checked by `checkGroupPart`), the group's share of a row partition: sliced weights, outputs
+ * [1, S, end − start] (logits [1, end − start]), and the part's residual.
+ */
+export function emitGroup(ctx: EmitContext, group: OpGroup, part: GroupPart | null = null): void {
   const { b, config } = ctx
   const V = VALUE
+  const weight = partOperands(ctx.weights, group.layer, part)
   if (group.layer === null) {
     if (group.kind === 'final-norm') {
       // only the last position's logits are returned: normalize (fusing the last residual add), keep the last row
       const normed = ctx.normOf(V.layerIn(config.nLayers), ctx.weights.finalNorm, 'final/norm')
       ctx.set(V.finalIn, b.op('Slice', [normed, ctx.i64([-1]), ctx.i64([Number.MAX_SAFE_INTEGER]), ctx.i64([1])], { name: 'final/last_row' }))
     } else if (group.kind === 'lm-head') {
-      const logits = emitLinear(ctx, ctx.get(V.finalIn), ctx.weights.output, null, 'lm_head') // [1, 1, vocab]
-      ctx.set(V.logits, b.op('Reshape', [logits, ctx.i64([1, config.vocabSize])], { name: 'lm_head/logits' }))
+      const head = weight('output')
+      const width = head.range ? head.range.end - head.range.start : config.vocabSize
+      const logits = emitLinear(ctx, ctx.get(V.finalIn), head.w, null, 'lm_head') // [1, 1, width]
+      ctx.set(V.logits, b.op('Reshape', [logits, ctx.i64([1, width])], { name: 'lm_head/logits' }))
     } else {
       throw new Error(`group ${group.kind} needs a layer`)
     }
@@ -179,7 +169,8 @@ export function emitGroup(ctx: EmitContext, group: OpGroup): void {
       // queries carry the attention scale 1/sqrt(hd) (folded into wq and bq; RoPE is linear), so the score
       // matmuls need no scaling op — which ORT would fuse into a FusedMatMul with alpha ≠ 1, off MLAS's M=1 fast path
       const labels = [`${label}.wq`, `${label}.wk`, `${label}.wv`]
-      const [q, k, v] = emitLinears(ctx, ctx.get(V.attnIn(l)), [w.wq, w.wk, w.wv], [w.bq, w.bk, w.bv], labels, [1 / Math.sqrt(config.headDim), 1, 1])
+      const [wq, wk, wv] = [weight('wq'), weight('wk'), weight('wv')]
+      const [q, k, v] = emitLinears(ctx, ctx.get(V.attnIn(l)), [wq.w, wk.w, wv.w], [wq.bias, wk.bias, wv.bias], labels, [1 / Math.sqrt(config.headDim), 1, 1])
       ctx.set(V.q(l), q)
       ctx.set(V.k(l), k)
       ctx.set(V.newV(l), v)
@@ -195,18 +186,32 @@ export function emitGroup(ctx: EmitContext, group: OpGroup): void {
       ctx.set(V.attn(l), emitAttention(ctx, inputs, `${label}/attn`))
       return
     }
-    case 'attn-out':
-      ctx.setSum(V.residAttn(l), ctx.get(V.layerIn(l)), emitLinear(ctx, ctx.get(V.attn(l)), w.wo, null, `${label}.wo`))
+    case 'attn-out': {
+      const wo = weight('wo')
+      const y = emitLinear(ctx, ctx.get(V.attn(l)), wo.w, null, `${label}.wo`)
+      if (part?.residual === 'none') {
+        ctx.set(V.residAttn(l), y)
+      } else {
+        // a row part adds its own features [start, end) of the residual
+        const resid = wo.range
+          ? b.op('Slice', [ctx.get(V.layerIn(l)), ctx.i64([wo.range.start]), ctx.i64([wo.range.end]), ctx.i64([-1])], { name: `${label}/resid_slice` })
+          : ctx.get(V.layerIn(l))
+        ctx.setSum(V.residAttn(l), resid, y)
+      }
       return
+    }
     case 'ffn-norm':
       ctx.set(V.ffnIn(l), ctx.normOf(V.residAttn(l), w.ffnNorm, `${label}/ffn_norm`))
       return
     case 'ffn': {
-      const [gate, up] = emitLinears(ctx, ctx.get(V.ffnIn(l)), [w.wGate, w.wUp], [null, null], [`${label}.w_gate`, `${label}.w_up`])
+      const [gateW, upW, downW] = [weight('wGate'), weight('wUp'), weight('wDown')]
+      const [gate, up] = emitLinears(ctx, ctx.get(V.ffnIn(l)), [gateW.w, upW.w], [null, null], [`${label}.w_gate`, `${label}.w_up`])
       // SwiGLU: silu(gate) · up, silu(g) = g · sigmoid(g) (ORT fuses the pair into one kernel)
       const silu = b.op('Mul', [gate, b.op('Sigmoid', [gate], { name: `${label}/gate_sigmoid` })], { name: `${label}/gate_silu` })
-      const down = emitLinear(ctx, b.op('Mul', [silu, up], { name: `${label}/swiglu` }), w.wDown, null, `${label}.w_down`)
-      ctx.setSum(V.layerOut(l), ctx.get(V.residAttn(l)), down)
+      const down = emitLinear(ctx, b.op('Mul', [silu, up], { name: `${label}/swiglu` }), downW.w, null, `${label}.w_down`)
+      // a part's down projection is a partial sum over its hidden units; one part adds the residual
+      if (part?.residual === 'none') ctx.set(V.layerOut(l), down)
+      else ctx.setSum(V.layerOut(l), ctx.get(V.residAttn(l)), down)
       return
     }
     default:

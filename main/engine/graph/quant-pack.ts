@@ -224,3 +224,73 @@ export function unpackNBits(w: NBitsWeight): Float32Array {
   }
   return out
 }
+
+/** Rows [start, end) of a packed weight (output features; every array is row-major in N, minsT column-wise). */
+export function sliceNBitsRows(w: NBitsWeight, start: number, end: number): NBitsWeight {
+  checkRange(w.n, start, end, 'rows')
+  const nb = w.k / w.blockSize
+  const blob = (w.blockSize * w.bits) / 8
+  const zpPerRow = Math.ceil((nb * w.bits) / 8)
+  const n = end - start
+  let minsT: Float32Array | null = null
+  if (w.minsT) {
+    // [nBlocks, N] -> [nBlocks, n]
+    minsT = new Float32Array(nb * n)
+    for (let blk = 0; blk < nb; blk++) minsT.set(w.minsT.subarray(blk * w.n + start, blk * w.n + end), blk * n)
+  }
+  return {
+    ...w,
+    n,
+    codes: w.codes.subarray(start * nb * blob, end * nb * blob),
+    scales: w.scales.subarray(start * nb, end * nb),
+    zeroPoints: w.zeroPoints ? w.zeroPoints.subarray(start * zpPerRow, end * zpPerRow) : null,
+    minsT
+  }
+}
+
+/**
+ * Columns [start, end) of a packed weight (input features, MatMulNBits' K): whole blocks only, since
+ * codes, scales and zero points are per block along K. Throws when the range cuts a block.
+ */
+export function sliceNBitsCols(w: NBitsWeight, start: number, end: number, name: string): NBitsWeight {
+  checkRange(w.k, start, end, 'columns')
+  if (start % w.blockSize !== 0 || end % w.blockSize !== 0) {
+    throw new RangeError(
+      `${name}: columns [${start}, ${end}) cut its ${w.blockSize}-wide quantization blocks; a column slice of a quantized ` +
+        'weight must start and end on a block boundary (MatMulNBits stores codes, scales and its int8 input rounding per block along K)'
+    )
+  }
+  const nb = w.k / w.blockSize
+  const b0 = start / w.blockSize
+  const b1 = end / w.blockSize
+  const nbOut = b1 - b0
+  const blob = (w.blockSize * w.bits) / 8
+  const zpPerRow = Math.ceil((nb * w.bits) / 8)
+  const zpPerRowOut = Math.ceil((nbOut * w.bits) / 8)
+  const codes = new Uint8Array(w.n * nbOut * blob)
+  const scales = new Float32Array(w.n * nbOut)
+  const zeroPoints = w.zeroPoints ? new Uint8Array(w.n * zpPerRowOut) : null
+  for (let row = 0; row < w.n; row++) {
+    codes.set(w.codes.subarray((row * nb + b0) * blob, (row * nb + b1) * blob), row * nbOut * blob)
+    scales.set(w.scales.subarray(row * nb + b0, row * nb + b1), row * nbOut)
+    if (zeroPoints && w.zeroPoints) {
+      for (let b = 0; b < nbOut; b++) {
+        const src = b0 + b
+        if (w.bits === 8) {
+          zeroPoints[row * zpPerRowOut + b] = w.zeroPoints[row * zpPerRow + src]
+        } else {
+          // 4-bit zero points sit two per byte, low nibble first: repack from the new block index
+          const zp = (w.zeroPoints[row * zpPerRow + (src >> 1)] >>> ((src & 1) * 4)) & 15
+          zeroPoints[row * zpPerRowOut + (b >> 1)] |= zp << ((b & 1) * 4)
+        }
+      }
+    }
+  }
+  return { ...w, k: end - start, codes, scales, zeroPoints, minsT: w.minsT ? w.minsT.subarray(b0 * w.n, b1 * w.n) : null }
+}
+
+function checkRange(size: number, start: number, end: number, what: string): void {
+  if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end > size || start >= end) {
+    throw new RangeError(`${what} [${start}, ${end}) is not a non-empty range inside [0, ${size})`)
+  }
+}

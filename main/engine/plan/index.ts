@@ -76,4 +76,5 @@ export {
 } from './profile'
 export { phaseTokens, predictAssignments, predictPhaseMs, predictPlacement, type CostContext, type Prediction } from './cost'
 export { solvePlacement, DEFAULT_RATIO_GRID, type Solution, type SolverOptions } from './solver'
+export { planAuto, type AutoPlan } from './auto'
 export { describeShape, explainSolution, formatMs, type MatmulChoice, type PhaseOutcome, type PhaseShape } from './explain'

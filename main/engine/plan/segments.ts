@@ -12,7 +12,7 @@
  *   the join concatenates along the token axis. The compiler needs nothing new for these: both parts are
  *   the plain single-group graph, run on a slice of the tokens.
  */
-import { describeValue, modelOpGroups, segmentSpec, VALUE, type OpGroup, type SegmentSpec } from '../graph'
+import { describeValue, modelOpGroups, segmentSpec, VALUE, type GroupPart, type OpGroup, type SegmentSpec } from '../graph'
 import type { ModelConfig } from '../model'
 import { assignGroups, type MatmulGroup, type Partition, type Phase, type Placement } from './placement'
 import { rowCuts, type WeightCut, type WeightName } from './rows'
@@ -52,6 +52,12 @@ export interface RowSlice {
    */
   readonly residual: 'slice' | 'whole' | 'none'
 }
+
+/** Fails to compile unless T is assignable to U. */
+type Assignable<T extends U, U> = T
+
+/** A RowSlice is the graph compiler's GroupPart: the runtime passes a part's slice to compileSegment as is. */
+export type RowSliceAsGroupPart = Assignable<RowSlice, GroupPart>
 
 /** A sequence-partition part: tokens [tokenStart, tokenStart + tokenCount) of the run (null = to the end). */
 export interface TokenSlice {

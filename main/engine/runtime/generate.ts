@@ -7,6 +7,7 @@ import { createDetokenizer, type Tokenizer } from '../model'
 import { ContextOverflowError } from './errors'
 import { createSampler, DEFAULT_SAMPLING, type SamplingOptions } from './sampler'
 import { StopStringFilter } from './stop-text'
+import { usageDelta, type DeviceUsage } from './usage'
 
 /** What the loop needs from a model runner (the worker-backed ModelRunner satisfies it). */
 export interface ForwardRunner {
@@ -15,6 +16,8 @@ export interface ForwardRunner {
   forward(tokens: readonly number[], pos: number): Promise<Float32Array>
   /** forgets cached positions ≥ pos */
   truncate(pos: number): Promise<void>
+  /** cumulative busy time per device (runners without devices may omit it) */
+  usage?(): DeviceUsage
 }
 
 export interface GenerateRequest {
@@ -45,6 +48,8 @@ export interface GenerationStats {
   readonly ttftMs: number
   readonly prefillTokensPerSec: number
   readonly decodeTokensPerSec: number
+  /** each device in use and its busy time during this generation (empty when the runner reports no usage) */
+  readonly devices: readonly { readonly id: string; readonly busyMs: number }[]
 }
 
 export interface GenerationResult {
@@ -112,6 +117,7 @@ export class Generator {
 
   private async run(req: GenerateRequest, emit: (e: GenerationEvent) => void): Promise<GenerationResult> {
     const start = performance.now()
+    const usageBefore = this.runner.usage?.()
     const prompt = req.promptIds
     const chunk = req.prefillChunkTokens ?? 128
     const sampler = createSampler(this.vocabSize, { ...DEFAULT_SAMPLING, ...req.sampling })
@@ -176,6 +182,8 @@ export class Generator {
       emit({ tokenId: tokens[tokens.length - 1] ?? -1, text: tail })
     }
     const end = performance.now()
+    const usageAfter = this.runner.usage?.()
+    const devices = usageBefore && usageAfter ? usageDelta(usageBefore, usageAfter) : []
     const prefillMs = prefillEnd - start
     const decodeMs = end - (firstTokenAt || end)
     return {
@@ -190,7 +198,8 @@ export class Generator {
         ttftMs: (firstTokenAt || end) - start,
         prefillTokensPerSec: prefillMs > 0 ? (prefillTokens * 1000) / prefillMs : 0,
         // the first token comes from prefill; decode speed counts the forwards after it
-        decodeTokensPerSec: tokens.length > 1 && decodeMs > 0 ? ((tokens.length - 1) * 1000) / decodeMs : 0
+        decodeTokensPerSec: tokens.length > 1 && decodeMs > 0 ? ((tokens.length - 1) * 1000) / decodeMs : 0,
+        devices
       }
     }
   }

@@ -8,6 +8,7 @@ import { float32Tensor, int64Tensor, tensorFloat32Data, type OrtSession, type Or
 import { KV_OUTPUT, VALUE, type CompilableModel } from '../graph'
 import { ContextOverflowError } from './errors'
 import { KvCache } from './kv-cache'
+import type { UsageBoard } from './usage'
 import { dequantizeRows, type ModelConfig } from '../model'
 
 /** Tokens per graph run during prefill: bounds the attention scores buffer ([nHeads, chunk, T] floats). */
@@ -20,6 +21,8 @@ export interface EngineOptions {
   /** positions the cache holds; forward past this throws ContextOverflowError */
   readonly contextLength: number
   readonly prefillChunk?: number
+  /** where time spent in session.run is recorded (the runner's usage board, this device's slot) */
+  readonly usage?: { readonly board: UsageBoard; readonly slot: number }
 }
 
 /** Checks `tokens` are vocabulary ids; throws a RangeError naming the first bad one. */
@@ -46,6 +49,7 @@ export class ModelEngine {
   private feedCount = -1
   private feedKeys: Float32Array | null = null
   private disposed = false
+  private readonly usage: EngineOptions['usage']
 
   constructor(
     private readonly model: CompilableModel,
@@ -65,6 +69,7 @@ export class ModelEngine {
     this.cache = new KvCache({ nLayers: c.nLayers, nKvHeads: c.nKvHeads, headDim: c.headDim, maxLen: contextLength })
     this.hidden = new Float32Array(this.chunk * c.dim)
     this.positions = new BigInt64Array(this.chunk)
+    this.usage = options.usage
   }
 
   /** Positions currently cached (the next position to run). */
@@ -108,6 +113,19 @@ export class ModelEngine {
     await this.session.release()
   }
 
+  /** session.run, its time recorded on the usage board (counted live while it runs). */
+  private async timedRun(feeds: Readonly<Record<string, OrtTensor>>): Promise<Record<string, OrtTensor>> {
+    const usage = this.usage
+    if (!usage) return this.session.run(feeds)
+    const t0 = performance.now()
+    usage.board.start(usage.slot)
+    try {
+      return await this.session.run(feeds)
+    } finally {
+      usage.board.add(usage.slot, performance.now() - t0)
+    }
+  }
+
   private async runChunk(tokens: readonly number[], start: number, count: number): Promise<Float32Array> {
     const { dim, nLayers, nKvHeads, headDim } = this.config
     const past = this.cache.length
@@ -132,7 +150,7 @@ export class ModelEngine {
       }
       this.feedKeys = this.cache.past(0).keys
     }
-    const out = await this.session.run(feeds)
+    const out = await this.timedRun(feeds)
     const kvTensor = out[KV_OUTPUT]
     if (!kvTensor) throw new Error('graph did not return the new K/V rows')
     const kv = tensorFloat32Data(kvTensor, KV_OUTPUT)

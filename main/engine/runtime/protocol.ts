@@ -7,6 +7,10 @@ import { ProtocolError } from './errors'
 import type { CompileInfo } from './load-graph'
 import type { ModelConfig } from '../model'
 import { parseModelConfig } from './protocol-config'
+import { MAX_USAGE_DEVICES } from './usage'
+
+/** Longest device id accepted on the wire (plan's MAX_DEVICE_ID_LENGTH). */
+const MAX_DEVICE_ID_LENGTH = 64
 
 /** Most tokens one forward request may carry (a whole context of the largest models, with margin). */
 export const MAX_FORWARD_TOKENS = 1 << 20
@@ -22,6 +26,12 @@ export interface WorkerInit {
   readonly cacheDir?: string
   readonly threads?: number
   readonly maxContext?: number
+  /** Placement JSON (validated in the worker with parsePlacement against `devices`) */
+  readonly placement?: unknown
+  /** the caller's discovered devices (validated in the worker) */
+  readonly devices?: unknown
+  /** the usage board the worker's devices record busy time in (see usage.ts) */
+  readonly usage?: SharedArrayBuffer
 }
 
 /** main -> worker. */
@@ -38,7 +48,14 @@ export interface WireError {
 
 /** worker -> main. */
 export type WorkerResponse =
-  | { readonly type: 'ready'; readonly config: ModelConfig; readonly contextLength: number; readonly compileInfo: CompileInfo }
+  | {
+      readonly type: 'ready'
+      readonly config: ModelConfig
+      readonly contextLength: number
+      readonly compileInfo: CompileInfo
+      /** the devices in use, in usage-board slot order (a missing field reads as none) */
+      readonly usageDevices: readonly string[]
+    }
   | { readonly type: 'init-error'; readonly error: WireError }
   | { readonly type: 'logits'; readonly id: number; readonly logits: Float32Array }
   | { readonly type: 'done'; readonly id: number }
@@ -89,8 +106,27 @@ export function parseWorkerInit(v: unknown): WorkerInit {
     tokenizerPath: optionalString(v, 'tokenizerPath'),
     cacheDir: optionalString(v, 'cacheDir'),
     threads: optionalInt(v, 'threads', 0, 1024),
-    maxContext: optionalInt(v, 'maxContext', 1, MAX_POSITION)
+    maxContext: optionalInt(v, 'maxContext', 1, MAX_POSITION),
+    placement: v.placement,
+    devices: v.devices,
+    usage: usageBuffer(v.usage)
   }
+}
+
+function usageBuffer(v: unknown): SharedArrayBuffer | undefined {
+  if (v === undefined) return undefined
+  if (!(v instanceof SharedArrayBuffer)) throw new ProtocolError('usage must be a SharedArrayBuffer')
+  return v
+}
+
+/** The ready message's device ids (absent: none, as from a worker that reports no usage). */
+function usageDevices(v: unknown): string[] {
+  if (v === undefined) return []
+  if (!Array.isArray(v) || v.length > MAX_USAGE_DEVICES) throw new ProtocolError(`usageDevices must be an array of at most ${MAX_USAGE_DEVICES} device ids`)
+  return v.map((id: unknown) => {
+    if (typeof id !== 'string' || id.length === 0 || id.length > MAX_DEVICE_ID_LENGTH) throw new ProtocolError('usageDevices must hold device ids')
+    return id
+  })
 }
 
 /** Validates a request; throws ProtocolError naming what is wrong. */
@@ -147,7 +183,13 @@ export function parseWorkerResponse(v: unknown, vocabSize: number | null): Worke
   switch (v.type) {
     case 'ready': {
       const config = parseModelConfig(v.config)
-      return { type: 'ready', config, contextLength: intField(v, 'contextLength', 1, config.contextLength), compileInfo: parseCompileInfo(v.compileInfo) }
+      return {
+        type: 'ready',
+        config,
+        contextLength: intField(v, 'contextLength', 1, config.contextLength),
+        compileInfo: parseCompileInfo(v.compileInfo),
+        usageDevices: usageDevices(v.usageDevices)
+      }
     }
     case 'init-error':
       return { type: 'init-error', error: parseWireError(v.error) }

@@ -3,11 +3,15 @@
  * the calling thread. Calls are queued in order in the worker; a worker crash or exit rejects every
  * pending call and every later one with WorkerExitedError.
  */
-import { Worker } from 'node:worker_threads'
+import type { Worker } from 'node:worker_threads'
+import type { DeviceInfo } from '../devices'
+import type { Placement } from '../plan'
 import { ContextOverflowError, ProtocolError, WorkerExitedError } from './errors'
 import type { CompileInfo } from './load-graph'
 import type { ModelConfig } from '../model'
 import { MAX_FORWARD_TOKENS, parseWorkerResponse, type WireError, type WorkerInit, type WorkerRequest } from './protocol'
+import { startTsWorker, workerEntryUrl } from './ts-worker'
+import { UsageBoard, type DeviceUsage } from './usage'
 
 /** Options for createRunner. */
 export interface RunnerOptions {
@@ -19,6 +23,13 @@ export interface RunnerOptions {
   readonly threads?: number
   /** cap the context below the model's own (the KV cache is allocated for it); default DEFAULT_MAX_CONTEXT (4096) */
   readonly maxContext?: number
+  /**
+   * where each op group runs (default: everything in one CPU session). Everything on one CPU-EP device
+   * without partitions keeps the single-session fast path; anything else starts one worker per device.
+   */
+  readonly placement?: Placement
+  /** this machine's devices (discoverDevices); required with a placement, which the worker re-validates against them */
+  readonly devices?: readonly DeviceInfo[]
 }
 
 /** A model in a worker: forward tokens, get the last position's logits. */
@@ -27,6 +38,10 @@ export interface ModelRunner {
   /** positions the runner can hold: min(config.contextLength, maxContext ?? 4096, 32768) */
   readonly contextLength: number
   readonly compileInfo: CompileInfo
+  /** the placement running (null: the default single CPU session) */
+  readonly placement: Placement | null
+  /** Cumulative busy time per device in use, read live (no round trip to the worker). */
+  usage(): DeviceUsage
   /**
    * Runs `tokens` at positions pos.. and resolves to the logits [vocab] of the last one. `pos` must be
    * ≤ the number of cached positions; a smaller `pos` rewinds the cache to `pos` first (regenerate).
@@ -42,21 +57,9 @@ export interface ModelRunner {
 /** How long dispose waits for the worker to exit on its own before terminating it. */
 const DISPOSE_EXIT_TIMEOUT_MS = 5000
 
-/**
- * Starts the worker script. From source (`.ts`, tests and the tsx CLI) the worker must load TypeScript:
- * Node 20 ignores `--import tsx/esm` in a Worker's execArgv for the entry module ("Unknown file
- * extension .ts"), so a two-line eval bootstrap registers tsx's ESM hooks in the worker and then imports
- * worker.ts. Built (`.js`), the worker file is started directly. Low level: createRunner wraps it.
- */
+/** Starts the model worker script (worker.ts from source, worker.js built; see ts-worker.ts). Low level: createRunner wraps it. */
 export function startModelWorker(init: WorkerInit): Worker {
-  const self = import.meta.url
-  if (self.endsWith('.ts')) {
-    const tsxApi = import.meta.resolve('tsx/esm/api')
-    const entry = new URL('./worker.ts', self).href
-    const bootstrap = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}) })`
-    return new Worker(bootstrap, { eval: true, workerData: init })
-  }
-  return new Worker(new URL('./worker.js', self), { workerData: init })
+  return startTsWorker(workerEntryUrl(import.meta.url, 'worker'), init)
 }
 
 function errorFromWire(e: WireError): Error {
@@ -71,6 +74,14 @@ type RequestBody =
   | { readonly type: 'truncate'; readonly pos: number }
   | { readonly type: 'dispose' }
 
+/** What the worker reports once its engine is up. */
+interface Ready {
+  readonly config: ModelConfig
+  readonly contextLength: number
+  readonly compileInfo: CompileInfo
+  readonly usageDevices: readonly string[]
+}
+
 interface Pending {
   resolve(value: Float32Array | null): void
   reject(err: Error): void
@@ -78,19 +89,24 @@ interface Pending {
 
 /** Starts a worker for `modelPath`, waits until its graph is compiled (or loaded) and its session open. */
 export async function createRunner(modelPath: string, options: RunnerOptions = {}): Promise<ModelRunner> {
+  if (options.placement !== undefined && options.devices === undefined) throw new RangeError('a placement needs the device list it was made for (options.devices)')
+  const board = new UsageBoard()
   const init: WorkerInit = {
     modelPath,
     tokenizerPath: options.tokenizerPath,
     cacheDir: options.cacheDir,
     threads: options.threads,
-    maxContext: options.maxContext
+    maxContext: options.maxContext,
+    placement: options.placement,
+    devices: options.devices,
+    usage: board.buffer
   }
   const worker = startModelWorker(init)
   const pending = new Map<number, Pending>()
   let nextId = 1
   let exitError: Error | null = null
   let vocabSize: number | null = null
-  let onReady: ((r: { config: ModelConfig; contextLength: number; compileInfo: CompileInfo }) => void) | null = null
+  let onReady: ((r: Ready) => void) | null = null
   let onInitError: ((err: Error) => void) | null = null
 
   const failAll = (err: Error): void => {
@@ -128,7 +144,7 @@ export async function createRunner(modelPath: string, options: RunnerOptions = {
   worker.on('error', (err) => failAll(new WorkerExitedError(`model worker crashed: ${err.message}`)))
   worker.on('exit', (code) => failAll(new WorkerExitedError(`model worker exited (code ${code})`)))
 
-  const ready = await new Promise<{ config: ModelConfig; contextLength: number; compileInfo: CompileInfo }>((resolve, reject) => {
+  const ready = await new Promise<Ready>((resolve, reject) => {
     onReady = resolve
     onInitError = (err) => {
       reject(err)
@@ -152,6 +168,8 @@ export async function createRunner(modelPath: string, options: RunnerOptions = {
     config: ready.config,
     contextLength: ready.contextLength,
     compileInfo: ready.compileInfo,
+    placement: options.placement ?? null,
+    usage: () => board.read(ready.usageDevices),
     async forward(tokens, pos) {
       if (tokens.length === 0 || tokens.length > MAX_FORWARD_TOKENS) throw new RangeError(`forward needs 1..${MAX_FORWARD_TOKENS} tokens, got ${tokens.length}`)
       if (!Number.isInteger(pos) || pos < 0) throw new RangeError(`position must be a non-negative integer, got ${pos}`)

@@ -2,7 +2,9 @@
  * @file A loaded model ready to talk: tokenizer and config on the calling thread, weights and the ONNX
  * session in a worker (ModelRunner), and a Generator over both. This is what the CLI and services use.
  */
+import type { DeviceInfo } from '../devices'
 import { loadModel, renderChatTemplate, type LoadedModel } from '../model'
+import type { Placement } from '../plan'
 import { Generator, type Generation, type GenerateRequest } from './generate'
 import { createRunner, type ModelRunner } from './runner'
 
@@ -13,6 +15,10 @@ export interface OpenModelOptions {
   readonly threads?: number
   /** cap the context below the model's own (saves KV-cache memory) */
   readonly maxContext?: number
+  /** where each op group runs (see RunnerOptions.placement); default one CPU session */
+  readonly placement?: Placement
+  /** this machine's devices; required with a placement */
+  readonly devices?: readonly DeviceInfo[]
 }
 
 export interface ChatMessage {

@@ -1,10 +1,14 @@
-/** @file The chat header: sidebar toggle (narrow windows), the editable title, model picker, chat settings. */
+/**
+ * @file The chat header: sidebar toggle (narrow windows), the editable title, model picker, chat settings,
+ * and the toggle of the live device activity panel.
+ */
 import { useState, type JSX } from 'react'
 import type { ModelEntry } from '../../../preload/api'
 import { UNTITLED } from './ConversationList'
 import { Icon } from './icons'
 import { ModelPicker } from './ModelPicker'
 import { TitleField } from './TitleField'
+import { USAGE_PANEL_ID } from './UsagePanel'
 
 interface ChatHeaderProps {
   /** null for a new chat that has no title yet */
@@ -17,6 +21,9 @@ interface ChatHeaderProps {
   readonly onModelChange: (modelId: string) => void
   readonly onOpenChatSettings: () => void
   readonly onNewChat: () => void
+  /** the live device activity panel is showing */
+  readonly activityOpen: boolean
+  readonly onToggleActivity: () => void
 }
 
 /** Header above the messages. */
@@ -64,6 +71,17 @@ export function ChatHeader(props: ChatHeaderProps): JSX.Element {
         <ModelPicker id="header-model" models={props.models} value={props.modelId} onChange={props.onModelChange} />
         <button type="button" className="icon-button" aria-label="Chat settings" title="System prompt and sampling" onClick={props.onOpenChatSettings}>
           <Icon name="sliders" />
+        </button>
+        <button
+          type="button"
+          className={props.activityOpen ? 'icon-button toggled' : 'icon-button'}
+          aria-label="Device activity"
+          aria-expanded={props.activityOpen}
+          aria-controls={USAGE_PANEL_ID}
+          title={props.activityOpen ? 'Hide device activity' : 'Show device activity'}
+          onClick={props.onToggleActivity}
+        >
+          <Icon name="activity" />
         </button>
       </div>
     </header>

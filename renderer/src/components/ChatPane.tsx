@@ -1,5 +1,8 @@
-/** @file The main pane: header, errors, the messages (or the empty state), and the composer. */
-import type { JSX, RefObject } from 'react'
+/**
+ * @file The main pane: header, errors, the messages (or the empty state), and the composer; the device
+ * activity panel sits beside them.
+ */
+import type { JSX, ReactNode, RefObject } from 'react'
 import type { ModelEntry } from '../../../preload/api'
 import type { UiError } from '../lib/errors'
 import type { ChatState } from '../state/use-chat'
@@ -26,6 +29,10 @@ interface ChatPaneProps {
   readonly onOpenChatSettings: () => void
   readonly onOpenSettings: () => void
   readonly onNewChat: () => void
+  readonly activityOpen: boolean
+  readonly onToggleActivity: () => void
+  /** the device activity panel (beside the messages; above them on narrow windows), or null when closed */
+  readonly activity: ReactNode
 }
 
 /** The chat column. */
@@ -47,50 +54,57 @@ export function ChatPane(props: ChatPaneProps): JSX.Element {
         onModelChange={props.onModelChange}
         onOpenChatSettings={props.onOpenChatSettings}
         onNewChat={props.onNewChat}
+        activityOpen={props.activityOpen}
+        onToggleActivity={props.onToggleActivity}
       />
-      {chat.loadError !== null ? (
-        <div className="empty-state">
-          <h2>{chat.loadError.title}</h2>
-          <p>{chat.loadError.detail}</p>
-          <p className="hint">{chat.loadError.hint}</p>
-          <button type="button" className="button-primary" onClick={props.onNewChat}>
-            Start a new chat
-          </button>
+      <div className="chat-body">
+        <div className="chat-main">
+          {chat.loadError !== null ? (
+            <div className="empty-state">
+              <h2>{chat.loadError.title}</h2>
+              <p>{chat.loadError.detail}</p>
+              <p className="hint">{chat.loadError.hint}</p>
+              <button type="button" className="button-primary" onClick={props.onNewChat}>
+                Start a new chat
+              </button>
+            </div>
+          ) : showEmpty ? (
+            <EmptyState loading={props.modelsLoading} models={models} model={model} onOpenSettings={props.onOpenSettings} />
+          ) : (
+            <MessageList
+              conversationKey={chat.conversation?.id ?? 'draft'}
+              messages={chat.messages}
+              busy={chat.active !== null}
+              focusMessageId={props.focusMessageId}
+              onRegenerate={chat.regenerate}
+              onEdit={chat.edit}
+            />
+          )}
+          <div className="chat-bottom">
+            {props.settingsError !== null && chat.actionError === null && (
+              <ErrorBanner error={props.settingsError} onOpenSettings={props.onOpenSettings} />
+            )}
+            {chat.actionError !== null && (
+              <ErrorBanner
+                error={chat.actionError}
+                onOpenSettings={props.onOpenSettings}
+                onRetry={canRetry ? () => void chat.regenerate() : undefined}
+                onDismiss={chat.dismissError}
+              />
+            )}
+            <Composer
+              ref={props.composerRef}
+              streaming={props.streamingHere}
+              busyElsewhere={chat.active !== null && !props.streamingHere}
+              onSend={chat.send}
+              onStop={() => void chat.stop()}
+            />
+            <p className="visually-hidden" role="status">
+              {props.streamingHere ? 'Generating a reply.' : ''}
+            </p>
+          </div>
         </div>
-      ) : showEmpty ? (
-        <EmptyState loading={props.modelsLoading} models={models} model={model} onOpenSettings={props.onOpenSettings} />
-      ) : (
-        <MessageList
-          conversationKey={chat.conversation?.id ?? 'draft'}
-          messages={chat.messages}
-          busy={chat.active !== null}
-          focusMessageId={props.focusMessageId}
-          onRegenerate={chat.regenerate}
-          onEdit={chat.edit}
-        />
-      )}
-      <div className="chat-bottom">
-        {props.settingsError !== null && chat.actionError === null && (
-          <ErrorBanner error={props.settingsError} onOpenSettings={props.onOpenSettings} />
-        )}
-        {chat.actionError !== null && (
-          <ErrorBanner
-            error={chat.actionError}
-            onOpenSettings={props.onOpenSettings}
-            onRetry={canRetry ? () => void chat.regenerate() : undefined}
-            onDismiss={chat.dismissError}
-          />
-        )}
-        <Composer
-          ref={props.composerRef}
-          streaming={props.streamingHere}
-          busyElsewhere={chat.active !== null && !props.streamingHere}
-          onSend={chat.send}
-          onStop={() => void chat.stop()}
-        />
-        <p className="visually-hidden" role="status">
-          {props.streamingHere ? 'Generating a reply.' : ''}
-        </p>
+        {props.activity}
       </div>
     </main>
   )

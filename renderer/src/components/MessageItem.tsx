@@ -1,11 +1,12 @@
 /**
- * @file One message: the text (Markdown for replies, plain for the user's own words), its stats line, and
- * actions (Copy, Edit and resend, Regenerate) that show on hover and are always reachable by keyboard.
+ * @file One message: the text (Markdown for replies, plain for the user's own words), its stats line (with
+ * each device's busy time behind a disclosure), and actions (Copy, Edit and resend, Regenerate) that show
+ * on hover and are always reachable by keyboard.
  */
 import { memo, useState, type JSX } from 'react'
 import type { Message } from '../../../preload/api'
 import { copyText } from '../lib/clipboard'
-import { formatStatsDetail, formatStatsLine } from '../lib/format'
+import { formatMs, formatStatsDetail, formatStatsLine } from '../lib/format'
 import { LIMITS } from '../lib/limits'
 import { Markdown } from '../markdown/Markdown'
 import { PENDING_ASSISTANT_ID } from '../state/use-chat'
@@ -34,10 +35,25 @@ function StatusLine({ message }: { message: Message }): JSX.Element | null {
   if (message.stats !== null) parts.push(formatStatsLine(message.stats))
   if (message.status === 'stopped') parts.push('Stopped')
   if (parts.length === 0) return null
+  const busy = message.stats?.deviceBusy ?? []
   return (
-    <p className="message-meta" title={message.stats !== null ? formatStatsDetail(message.stats) : undefined}>
-      {parts.join(' · ')}
-    </p>
+    <>
+      <p className="message-meta" title={message.stats !== null ? formatStatsDetail(message.stats) : undefined}>
+        {parts.join(' · ')}
+      </p>
+      {busy.length > 0 && (
+        <details className="stats-devices">
+          <summary>Device time</summary>
+          <ul aria-label="Busy time per device">
+            {busy.map((d) => (
+              <li key={d.id}>
+                {d.name}: {formatMs(d.busyMs)} busy
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
+    </>
   )
 }
 

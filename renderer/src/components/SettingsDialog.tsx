@@ -1,9 +1,14 @@
-/** @file App settings: theme, model folders (add, remove, missing ones flagged), default model and sampling. */
-import { useEffect, useState, type JSX } from 'react'
+/**
+ * @file App settings in two tabs. General: theme, model folders (add, remove, missing ones flagged), default
+ * model and sampling. Devices: the compute devices and the placement (DevicesSettings).
+ */
+import { useEffect, useRef, useState, type JSX, type KeyboardEvent } from 'react'
 import type { ThemeSetting } from '../../../preload/api'
 import { errorText } from '../lib/errors'
 import { LIMITS } from '../lib/limits'
+import type { DevicesState } from '../state/use-devices'
 import type { SettingsState } from '../state/use-settings'
+import { DevicesSettings } from './DevicesSettings'
 import { Icon } from './icons'
 import { Modal } from './Modal'
 import { modelLabel, ModelPicker } from './ModelPicker'
@@ -177,21 +182,25 @@ function SamplingSection({ state }: { state: SettingsState }): JSX.Element | nul
   )
 }
 
-/** The Settings dialog. */
-export function SettingsDialog({ state, onClose }: { state: SettingsState; onClose: () => void }): JSX.Element {
+/** The dialog's tabs. */
+export type SettingsTab = 'general' | 'devices'
+
+const TABS: readonly { id: SettingsTab; label: string }[] = [
+  { id: 'general', label: 'General' },
+  { id: 'devices', label: 'Devices' }
+]
+
+interface SettingsDialogProps {
+  readonly state: SettingsState
+  readonly devices: DevicesState
+  readonly initialTab?: SettingsTab
+  readonly onClose: () => void
+}
+
+function GeneralSettings({ state }: { state: SettingsState }): JSX.Element {
   const theme = state.settings?.theme ?? 'system'
-  const { reload } = state
-  // Folders can appear or vanish on disk at any time: rescan whenever the dialog opens.
-  useEffect(() => {
-    void reload()
-  }, [reload])
   return (
-    <Modal title="Settings" onClose={onClose} className="modal-wide">
-      {state.error !== null && (
-        <p className="form-error" role="alert">
-          {state.error.title}: {errorText(state.error)}
-        </p>
-      )}
+    <>
       <section className="settings-section" aria-labelledby="settings-appearance">
         <h3 id="settings-appearance">Appearance</h3>
         <fieldset className="segmented">
@@ -207,6 +216,64 @@ export function SettingsDialog({ state, onClose }: { state: SettingsState; onClo
       <FoldersSection state={state} />
       <ModelsSection state={state} />
       <SamplingSection state={state} />
+    </>
+  )
+}
+
+/** The Settings dialog. */
+export function SettingsDialog({ state, devices, initialTab = 'general', onClose }: SettingsDialogProps): JSX.Element {
+  const [tab, setTab] = useState<SettingsTab>(initialTab)
+  const tabButtons = useRef(new Map<SettingsTab, HTMLButtonElement>())
+  const { reload } = state
+  // Folders can appear or vanish on disk at any time: rescan whenever the dialog opens.
+  useEffect(() => {
+    void reload()
+  }, [reload])
+
+  // Tabs follow the ARIA pattern: one tab stop, arrow keys (and Home/End) move between tabs and select them.
+  const onTabKey = (e: KeyboardEvent<HTMLButtonElement>): void => {
+    const index = TABS.findIndex((t) => t.id === tab)
+    const next = e.key === 'ArrowRight' ? index + 1 : e.key === 'ArrowLeft' ? index - 1 : e.key === 'Home' ? 0 : e.key === 'End' ? TABS.length - 1 : null
+    if (next === null) return
+    e.preventDefault()
+    const target = TABS[(next + TABS.length) % TABS.length]
+    if (target === undefined) return
+    setTab(target.id)
+    tabButtons.current.get(target.id)?.focus()
+  }
+
+  return (
+    <Modal title="Settings" onClose={onClose} className="modal-wide">
+      {state.error !== null && (
+        <p className="form-error" role="alert">
+          {state.error.title}: {errorText(state.error)}
+        </p>
+      )}
+      <div className="tabs" role="tablist" aria-label="Settings sections">
+        {TABS.map((t) => (
+          <button
+            key={t.id}
+            ref={(el) => {
+              if (el === null) tabButtons.current.delete(t.id)
+              else tabButtons.current.set(t.id, el)
+            }}
+            type="button"
+            role="tab"
+            id={`settings-tab-${t.id}`}
+            className="tab"
+            aria-selected={tab === t.id}
+            aria-controls={`settings-panel-${t.id}`}
+            tabIndex={tab === t.id ? 0 : -1}
+            onClick={() => setTab(t.id)}
+            onKeyDown={onTabKey}
+          >
+            {t.label}
+          </button>
+        ))}
+      </div>
+      <div role="tabpanel" id={`settings-panel-${tab}`} aria-labelledby={`settings-tab-${tab}`} className="tab-panel">
+        {tab === 'general' ? <GeneralSettings state={state} /> : <DevicesSettings state={devices} />}
+      </div>
     </Modal>
   )
 }

@@ -14,10 +14,15 @@ export function formatRate(tokensPerSec: number): string {
   return tokensPerSec >= 100 ? String(Math.round(tokensPerSec)) : tokensPerSec.toFixed(1)
 }
 
-/** Device names as shown: upper-cased and de-duplicated ("cpu" -> "CPU"). */
+/** Device names as shown, de-duplicated; a bare engine id ("cpu") is upper-cased, real names are kept as they are. */
 export function formatDevices(devices: readonly string[]): string {
-  const names = [...new Set(devices.map((d) => d.toUpperCase()))]
+  const names = [...new Set(devices.map((d) => (/^[a-z]+$/.test(d) ? d.toUpperCase() : d)))]
   return names.length === 0 ? '–' : names.join(' + ')
+}
+
+/** Per device, the time it was busy on a reply: "CPU 120 ms, Software GPU 1.2 s". */
+export function formatDeviceBusy(deviceBusy: NonNullable<MessageStats['deviceBusy']>): string {
+  return deviceBusy.map((d) => `${d.name} ${formatMs(d.busyMs)}`).join(', ')
 }
 
 /** The one-line stats under an assistant message: "TTFT 12 ms · 850 tok/s · CPU". */
@@ -27,13 +32,15 @@ export function formatStatsLine(stats: MessageStats): string {
 
 /** The longer description behind the stats line (tooltip and screen readers). */
 export function formatStatsDetail(stats: MessageStats): string {
-  return [
+  const parts = [
     `Model ${stats.model}`,
     `${stats.promptTokens} prompt tokens at ${formatRate(stats.prefillTokensPerSec)} tok/s`,
     `${stats.generatedTokens} generated tokens at ${formatRate(stats.decodeTokensPerSec)} tok/s`,
     `time to first token ${formatMs(stats.ttftMs)}`,
     `on ${formatDevices(stats.devices)}`
-  ].join(', ')
+  ]
+  if (stats.deviceBusy !== undefined && stats.deviceBusy.length > 0) parts.push(`busy: ${formatDeviceBusy(stats.deviceBusy)}`)
+  return parts.join(', ')
 }
 
 const SIZE_UNITS = ['B', 'KB', 'MB', 'GB', 'TB']

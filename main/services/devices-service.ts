@@ -1,0 +1,201 @@
+/**
+ * @file Devices and placement for the app: the device list (probed once per launch: probing starts child
+ * processes, so the promise is cached), the placement choice persisted in settings, what it resolves to for
+ * the default model (PlacementView), and for chat the RunPlan a model is opened with. CPU only — the
+ * default — needs no probing and runs on the engine's fast single-session path.
+ */
+import type { DeviceView, ModelEntry, PlacementSetting, PlacementView } from '../../preload/api'
+import { discoverDevices, parsePlacement, MATMUL_GROUPS, OP_GROUP_NAMES, type DeviceInfo, type Placement } from '../engine'
+import type { AutoProfiles } from './auto-profiles'
+import { ApiError, errorMessage, invalid } from './errors'
+import type { ModelHeader, ModelsService } from './models-service'
+import { isCpuOnly, resolvePlacement, weightInfoFromTypes, NOT_PROFILED, type AutoProfile, type PlacementModel, type Resolution } from './placement-resolve'
+import type { SettingsService } from './settings-service'
+
+/** What DevicesService needs. */
+export interface DevicesServiceDeps {
+  readonly settings: SettingsService
+  readonly models: ModelsService
+  /** measured profiles for Auto (without it, Auto never measures and says so) */
+  readonly profiles?: AutoProfiles
+}
+
+/** How chat opens a model: the placement (null = the fast single-session CPU path) and the devices it may use. */
+export interface RunPlan {
+  /** equal keys mean the same plan: an open model is reused only while its key still matches */
+  readonly key: string
+  readonly placement: Placement | null
+  readonly devices: readonly DeviceInfo[]
+}
+
+/** What runPlan may do before measuring the devices for Auto. */
+export interface RunPlanOptions {
+  /** runs before the profiler starts (chat closes its open model: no two threads may hold WebGPU sessions) */
+  readonly beforeMeasuring?: () => Promise<void>
+  /** aborts a measurement in progress */
+  readonly signal?: AbortSignal
+}
+
+/** The plan key of the fast CPU path. */
+export const CPU_PLAN_KEY = 'cpu'
+
+/** A device as the settings panel shows it. */
+function toView(d: DeviceInfo): DeviceView {
+  return { id: d.id, name: d.name, kind: d.kind, ep: d.ep, software: d.software, status: d.status, reason: d.reason }
+}
+
+/** Devices, the placement choice, and what it resolves to. */
+export class DevicesService {
+  /** probed discovery (child processes; seconds), started on first need */
+  private probed: Promise<DeviceInfo[]> | null = null
+  /** discovery without probing (no child processes): enough for the CPU-only plan and device names */
+  private quick: Promise<DeviceInfo[]> | null = null
+  /** the best list known so far, for synchronous name lookups */
+  private known: readonly DeviceInfo[] = []
+  private lastView: { readonly key: string; readonly view: PlacementView } | null = null
+
+  constructor(private readonly deps: DevicesServiceDeps) {}
+
+  /** Every device found, ready or not. */
+  async list(): Promise<DeviceView[]> {
+    return (await this.devices()).map(toView)
+  }
+
+  /** The probed devices (discovery runs once per service; a failed run is retried on the next call). */
+  devices(): Promise<readonly DeviceInfo[]> {
+    if (this.probed === null) {
+      const run = discoverDevices()
+      this.probed = run
+      run.then(
+        (list) => {
+          this.known = list
+        },
+        () => {
+          // not cached: the next call probes again
+          if (this.probed === run) this.probed = null
+        }
+      )
+    }
+    return this.probed
+  }
+
+  /** Ready device ids known so far, in list order (the live view's series). */
+  readyDeviceIds(): string[] {
+    return this.known.filter((d) => d.status === 'ready').map((d) => d.id)
+  }
+
+  /** A device's display name (its id when it is not known yet). */
+  deviceName(id: string): string {
+    return this.known.find((d) => d.id === id)?.name ?? id
+  }
+
+  /** The choice and what it resolves to for the default model. */
+  async placement(): Promise<PlacementView> {
+    const setting = this.deps.settings.placement()
+    const [model, devices] = await Promise.all([this.defaultModel(), this.devices()])
+    const auto = model !== null && setting.preset === 'auto' ? await this.autoLookup(model.header.entry, devices) : NOT_PROFILED
+    // resolving can run the solver; the same inputs give the same view
+    const key = JSON.stringify([setting, model?.header.entry.id ?? null, model?.header.entry.sizeBytes ?? null, devices.length, auto.profile !== null, 'failure' in auto ? auto.failure : null])
+    if (this.lastView?.key === key) return this.lastView.view
+    const resolution: Resolution =
+      model === null
+        ? { placement: null, explanation: 'No model is available yet, so there is nothing to place; add a models folder in Settings.', predicted: null }
+        : resolvePlacement(setting, model.placement, devices, auto)
+    const view: PlacementView = {
+      setting,
+      resolved: resolution.placement,
+      explanation: resolution.explanation,
+      predicted: resolution.predicted,
+      opGroups: [...OP_GROUP_NAMES],
+      matmulGroups: [...MATMUL_GROUPS]
+    }
+    this.lastView = { key, view }
+    return view
+  }
+
+  /**
+   * Stores a new choice (it applies to the next generation). A custom placement is checked against the
+   * default model and the devices when a model is available (else its structure was checked by the API);
+   * one that cannot run is a ValidationError naming the field, and nothing is stored.
+   */
+  async setPlacement(setting: PlacementSetting): Promise<PlacementView> {
+    let toStore = setting
+    if (setting.preset === 'custom') {
+      const model = await this.defaultModel()
+      if (model !== null) {
+        const devices = await this.devices()
+        try {
+          toStore = { preset: 'custom', placement: parsePlacement(setting.placement, model.placement.config, devices, model.placement.weights) }
+        } catch (err) {
+          throw invalid(`This placement cannot run ${model.placement.name} on this machine: ${errorMessage(err)}`)
+        }
+      }
+    }
+    this.deps.settings.setPlacement(toStore)
+    return this.placement()
+  }
+
+  /**
+   * The plan to open `entry` with under the current choice. CPU only (and anything that resolves to the
+   * CPU alone) is the fast path without probing; Auto measures the devices first when they were never
+   * measured for this model; a choice that cannot run this model is a PlacementError.
+   */
+  async runPlan(entry: ModelEntry, options: RunPlanOptions = {}): Promise<RunPlan> {
+    const setting = this.deps.settings.placement()
+    if (setting.preset === 'cpu') return { key: CPU_PLAN_KEY, placement: null, devices: await this.quickDevices() }
+    const header = this.deps.models.header(entry)
+    if (header === null) throw new ApiError('ModelError', `The model ${entry.name} cannot be read.`)
+    const model = placementModel(header)
+    const devices = await this.devices()
+    let auto: AutoProfile = NOT_PROFILED
+    if (setting.preset === 'auto' && this.deps.profiles !== undefined) {
+      auto = await this.deps.profiles.ensure(entry, devices, options.beforeMeasuring ?? (async () => undefined), options.signal)
+    }
+    const r = resolvePlacement(setting, model, devices, auto)
+    if (r.placement === null) throw new ApiError('PlacementError', `${r.explanation ?? 'The placement cannot run here.'} Choose another placement in Settings → Devices.`)
+    if (isCpuOnly(r.placement, model.config)) return { key: CPU_PLAN_KEY, placement: null, devices }
+    return { key: JSON.stringify(r.placement), placement: r.placement, devices }
+  }
+
+  /** Waits for a discovery in flight (its probe child processes) so nothing outlives the app. */
+  async dispose(): Promise<void> {
+    await Promise.allSettled([this.probed, this.quick])
+  }
+
+  /** Devices without probing: the CPU (always ready) and what the build lists; cached. */
+  private quickDevices(): Promise<readonly DeviceInfo[]> {
+    this.quick ??= discoverDevices({ probe: false }).then((list) => {
+      if (this.known.length === 0) this.known = list
+      return list
+    })
+    return this.quick
+  }
+
+  /** The default model's header facts, or null when no model is usable. */
+  private async defaultModel(): Promise<{ header: ModelHeader; placement: PlacementModel } | null> {
+    let entry: ModelEntry
+    try {
+      entry = await this.deps.models.pick(null)
+    } catch (err) {
+      if (err instanceof ApiError && (err.name === 'NoModelError' || err.name === 'ModelError')) return null
+      throw err
+    }
+    const header = this.deps.models.header(entry)
+    return header === null ? null : { header, placement: placementModel(header) }
+  }
+
+  /** Auto's stored profile for `entry`, without measuring (reading the weights once per model for the cache key). */
+  private async autoLookup(entry: ModelEntry, devices: readonly DeviceInfo[]): Promise<AutoProfile> {
+    if (this.deps.profiles === undefined) return NOT_PROFILED
+    try {
+      return await this.deps.profiles.lookup(entry, devices)
+    } catch (err) {
+      return { profile: null, failure: errorMessage(err) }
+    }
+  }
+}
+
+/** The placement facts of a model header. */
+function placementModel(h: ModelHeader): PlacementModel {
+  return { name: h.entry.name, config: h.config, weights: weightInfoFromTypes(h.tensorTypes) }
+}

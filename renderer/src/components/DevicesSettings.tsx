@@ -1,0 +1,40 @@
+/** @file Settings → Devices: the compute devices found, then where generation runs on them. */
+import { useEffect, type JSX } from 'react'
+import { errorText } from '../lib/errors'
+import type { DevicesState } from '../state/use-devices'
+import { DeviceList } from './DeviceList'
+import { PlacementSettings } from './PlacementSettings'
+
+/** The Devices tab. */
+export function DevicesSettings({ state }: { state: DevicesState }): JSX.Element {
+  const { reload } = state
+  // The placement is resolved for the default model, which may have changed since the last look.
+  useEffect(() => {
+    void reload()
+  }, [reload])
+  return (
+    <>
+      <section className="settings-section" aria-labelledby="settings-devices">
+        <h3 id="settings-devices">Compute devices</h3>
+        <p className="field-help">
+          Found on this computer when Tandem started. Devices marked Software are not separate hardware, so they share the CPU&apos;s time.
+        </p>
+        {state.error !== null ? (
+          <p className="form-error" role="alert">
+            Could not list the devices. {errorText(state.error)}{' '}
+            <button type="button" className="button-link" onClick={() => void reload()}>
+              Try again
+            </button>
+          </p>
+        ) : state.loading ? (
+          <p className="field-help" aria-busy="true">
+            Looking for devices…
+          </p>
+        ) : (
+          <DeviceList devices={state.devices} />
+        )}
+      </section>
+      <PlacementSettings state={state} />
+    </>
+  )
+}

@@ -1,0 +1,161 @@
+/**
+ * `tandem generate --placement` as users run it: a child process through bin/tandem.mjs on the shared
+ * stories260K GGUF, the devices probed for real, presets and placement files. Greedy text must not depend
+ * on where the groups run (the CPU workers compute the same kernels; the one WebGPU test allows nothing
+ * looser than the same greedy ids either, as the engine tests do).
+ */
+import { execFile } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, describe, expect, it } from 'vitest'
+import { MAX_PLACEMENT_FILE_BYTES } from '../../main/cli/placement'
+import { lavapipeSkipReason } from '../devices/lavapipe'
+import { repoRoot, sharedModel, tempDir } from '../helpers/paths'
+import { PUBLISHED_STORIES260K_IDS } from '../helpers/published'
+
+const run = promisify(execFile)
+const scratch = tempDir('tandem-cli-placement-')
+afterAll(() => scratch.dispose())
+
+const MODEL = sharedModel('stories260K/stories260K.gguf')
+/** Device probing takes seconds on a busy 2-core machine; lavapipe's first shader compile ~20 s. */
+const CPU_TIMEOUT_MS = 90_000
+const WEBGPU_TIMEOUT_MS = 180_000
+
+async function tandem(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [join(repoRoot, 'bin', 'tandem.mjs'), ...args], {
+      env: { ...process.env, TANDEM_CACHE_DIR: join(scratch.dir, 'cache') },
+      maxBuffer: 16 << 20,
+      timeout: WEBGPU_TIMEOUT_MS
+    })
+    return { code: 0, stdout, stderr }
+  } catch (e) {
+    const err = e as { code?: number; stdout?: string; stderr?: string }
+    return { code: typeof err.code === 'number' ? err.code : -1, stdout: err.stdout ?? '', stderr: err.stderr ?? '' }
+  }
+}
+
+interface JsonOut {
+  text: string
+  tokens: number[]
+  promptTokens: number[]
+  placement: string | null
+  devices: { id: string; name: string; busyMs: number }[]
+}
+
+function parseJson(stdout: string): JsonOut {
+  const lines = stdout.trim().split('\n')
+  expect(lines).toHaveLength(1)
+  const v: unknown = JSON.parse(lines[0])
+  expect(v).toMatchObject({ text: expect.any(String), tokens: expect.any(Array), devices: expect.any(Array) })
+  return v as JsonOut
+}
+
+const greedy = (extra: string[]): string[] => ['generate', '--model', MODEL, '--max-tokens', '24', '--temperature', '0', '--json', ...extra]
+
+/** A placement file in the scratch folder. */
+function placementFile(name: string, json: unknown): string {
+  const path = join(scratch.dir, name)
+  writeFileSync(path, typeof json === 'string' ? json : JSON.stringify(json))
+  return path
+}
+
+/** cpu and cpu-2 both work in both phases: ffn moves in prefill, attention and half the lm-head in decode. */
+const SPLIT = {
+  version: 1,
+  name: 'two CPU workers',
+  prefillChunkTokens: 64,
+  phases: {
+    prefill: { device: 'cpu', groups: [{ layer: 'all', group: 'ffn', device: 'cpu-2' }], partitions: [] },
+    decode: {
+      device: 'cpu-2',
+      groups: [{ layer: 'all', group: 'attention', device: 'cpu' }],
+      partitions: [{ layer: 'final', group: 'lm-head', by: 'rows', devices: ['cpu', 'cpu-2'], ratio: 0.5 }]
+    }
+  }
+}
+
+describe('tandem generate --placement', () => {
+  it('without a placement reports the one CPU session and no placement', { timeout: CPU_TIMEOUT_MS }, async () => {
+    const r = await tandem(greedy([]))
+    expect(r.code).toBe(0)
+    const out = parseJson(r.stdout)
+    expect(out.tokens).toEqual(PUBLISHED_STORIES260K_IDS.slice(0, 24))
+    expect(out.placement).toBeNull()
+    expect(out.devices.map((d) => d.id)).toEqual(['cpu'])
+    expect(out.devices[0].busyMs).toBeGreaterThan(0)
+    expect(r.stderr).not.toMatch(/devices:/)
+  })
+
+  it('--placement cpu gives the same greedy text, names the placement and the busy CPU', { timeout: CPU_TIMEOUT_MS }, async () => {
+    const r = await tandem(greedy(['--placement', 'cpu', '--stats']))
+    expect(r.code).toBe(0)
+    const out = parseJson(r.stdout)
+    expect(out.tokens).toEqual(PUBLISHED_STORIES260K_IDS.slice(0, 24))
+    expect(out.placement).toBe('CPU only')
+    expect(out.devices).toEqual([{ id: 'cpu', name: expect.stringMatching(/^CPU/), busyMs: expect.any(Number) }])
+    expect(out.devices[0].busyMs).toBeGreaterThan(0)
+    expect(r.stderr).toMatch(/devices: .*cpu.* ready/)
+    expect(r.stderr).toMatch(/busy \(placement "CPU only"\): cpu \d+\.\d ms/)
+  })
+
+  it('a placement file split across cpu and cpu-2 (chunked prefill) gives the no-placement greedy ids; both devices are busy', { timeout: CPU_TIMEOUT_MS }, async () => {
+    const prompt = ['--prompt', 'Once upon a time there was a big dog']
+    const plain = parseJson((await tandem(greedy(prompt))).stdout)
+    const path = placementFile('split.json', SPLIT)
+    // --prefill-chunk overrides the file's 64: the prompt then crosses both devices in several chunks
+    const r = await tandem(greedy([...prompt, '--placement', path, '--prefill-chunk', '3', '--stats']))
+    expect(r.code).toBe(0)
+    const out = parseJson(r.stdout)
+    expect(out.promptTokens.length).toBeGreaterThan(6)
+    expect(out.promptTokens).toEqual(plain.promptTokens)
+    expect(out.tokens).toEqual(plain.tokens)
+    expect(out.text).toBe(plain.text)
+    expect(out.placement).toBe('two CPU workers')
+    expect(out.devices.map((d) => d.id).sort()).toEqual(['cpu', 'cpu-2'])
+    for (const d of out.devices) expect(d.busyMs, d.id).toBeGreaterThan(0)
+    expect(out.devices.find((d) => d.id === 'cpu-2')?.name).toMatch(/same .* cores/)
+    expect(r.stderr).toMatch(/busy \(placement "two CPU workers"\): .*cpu .*ms.*cpu-2 .*ms/)
+  })
+
+  it('fails with exit code 1 and a message naming the file for a missing file, bad JSON, an oversized file', async () => {
+    const missing = await tandem(greedy(['--placement', join(scratch.dir, 'nope.json')]))
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toMatch(/placement file .*nope\.json not found/)
+    expect(missing.stdout).toBe('')
+    const typo = await tandem(greedy(['--placement', 'layersplit']))
+    expect(typo.code).toBe(1)
+    expect(typo.stderr).toMatch(/not a preset: cpu, gpu, .*layer-split/)
+    const broken = await tandem(greedy(['--placement', placementFile('broken.json', '{"version": 1,')]))
+    expect(broken.code).toBe(1)
+    expect(broken.stderr).toMatch(/placement file .*broken\.json is not valid JSON/)
+    const huge = await tandem(greedy(['--placement', placementFile('huge.json', ' '.repeat(MAX_PLACEMENT_FILE_BYTES + 1))]))
+    expect(huge.code).toBe(1)
+    expect(huge.stderr).toMatch(/huge\.json is \d+ bytes; the limit is/)
+  })
+
+  it('rejects an invalid placement, naming the field', { timeout: CPU_TIMEOUT_MS }, async () => {
+    const bad = { ...SPLIT, phases: { ...SPLIT.phases, decode: { ...SPLIT.phases.decode, device: 'gpu-9' } } }
+    const r = await tandem(greedy(['--placement', placementFile('bad.json', bad)]))
+    expect(r.code).toBe(1)
+    expect(r.stderr).toMatch(/placement file .*bad\.json is invalid: phases\.decode\.device: unknown device "gpu-9" \(devices here: cpu, cpu-2/)
+    expect(r.stdout).toBe('')
+  })
+})
+
+describe.skipIf(lavapipeSkipReason !== null)('tandem generate --placement on the software GPU', () => {
+  it('layer-split runs the matmuls on webgpu-0 and the rest on the CPU, says why on stderr, same greedy ids', { timeout: WEBGPU_TIMEOUT_MS }, async () => {
+    const r = await tandem(['generate', '--model', MODEL, '--max-tokens', '8', '--temperature', '0', '--json', '--placement', 'layer-split'])
+    expect(r.code).toBe(0)
+    const out = parseJson(r.stdout)
+    expect(out.tokens).toEqual(PUBLISHED_STORIES260K_IDS.slice(0, 8))
+    expect(out.placement).toBe('Layer split')
+    expect(out.devices.map((d) => d.id).sort()).toEqual(['cpu', 'webgpu-0'])
+    for (const d of out.devices) expect(d.busyMs, d.id).toBeGreaterThan(0)
+    expect(out.devices.find((d) => d.id === 'webgpu-0')?.name).toMatch(/lavapipe/)
+    // the preset's note: no NPU here, and the software GPU shares the CPU's cores
+    expect(r.stderr).toMatch(/No NPU found/)
+  })
+})

@@ -1,0 +1,91 @@
+/**
+ * @file Runs a placement on the heterogeneous engine side by side with the reference forward: one prefill
+ * of the prompt (chunked and pipelined by the engine), then greedy decode steps on the engine's own
+ * argmax, comparing the logits at every step.
+ */
+import type { DeviceInfo } from '../../main/engine/devices'
+import { int8ActivationBlock, int8ActivationPlan, type CompilableModel, type GraphOptions } from '../../main/engine/graph'
+import { createReferenceState, referenceForward } from '../../main/engine/model/reference'
+import type { Placement } from '../../main/engine/plan'
+import { HeteroEngine } from '../../main/engine/runtime/hetero-engine'
+import type { DeviceUsage } from '../../main/engine/runtime/usage'
+import { argmax } from '../graph/compare'
+
+/** What one comparison saw. */
+export interface HeteroComparison {
+  /** max |engine − reference| over all compared logits */
+  readonly maxAbsDiff: number
+  /** max |reference logit| */
+  readonly logitScale: number
+  /** the engine's greedy ids: after the prefill, then after each decode step */
+  readonly ids: readonly number[]
+  /** the reference's argmax agreed with the engine's at every step */
+  readonly top1Equal: boolean
+  /** quantized matmuls that round their inputs to int8 (0: float arithmetic throughout) */
+  readonly int8Matmuls: number
+  readonly usage: DeviceUsage
+  readonly setupMs: number
+  readonly runMs: number
+}
+
+/** Options of compareHetero. */
+export interface HeteroCompareOptions {
+  readonly int8Activations?: boolean
+  /** the reference rounds matmul inputs to int8 where the CPU graph does (default: when the graph does) */
+  readonly emulateInt8?: boolean
+}
+
+/** Prefills `prompt`, then decodes `decodeSteps` greedy tokens on `placement`, comparing with the reference. */
+export async function compareHetero(
+  model: CompilableModel,
+  placement: Placement,
+  devices: readonly DeviceInfo[],
+  prompt: readonly number[],
+  decodeSteps: number,
+  options: HeteroCompareOptions = {}
+): Promise<HeteroComparison> {
+  const contextLength = Math.min(model.config.contextLength, prompt.length + decodeSteps + 1)
+  const graph: GraphOptions = { ropeTableLength: contextLength, int8Activations: options.int8Activations ?? true }
+  const emulate = options.emulateInt8 ?? graph.int8Activations
+  const state = createReferenceState(model.config, contextLength, emulate ? { int8Activations: (t) => int8ActivationPlan(t, graph) } : {})
+  const w = model.weights
+  const int8Matmuls = [w.output, ...w.layers.flatMap((l) => [l.wq, l.wk, l.wv, l.wo, l.wGate, l.wUp, l.wDown])].filter((t) => int8ActivationBlock(t, graph) !== null).length
+  const t0 = performance.now()
+  const engine = await HeteroEngine.create(model, placement, { contextLength, devices, threads: 1, graph })
+  const t1 = performance.now()
+  let maxAbsDiff = 0
+  let logitScale = 0
+  let top1Equal = true
+  const ids: number[] = []
+  const check = (got: Float32Array, want: Float32Array): number => {
+    for (let i = 0; i < want.length; i++) {
+      maxAbsDiff = Math.max(maxAbsDiff, Math.abs(got[i] - want[i]))
+      logitScale = Math.max(logitScale, Math.abs(want[i]))
+    }
+    const id = argmax(got)
+    if (id !== argmax(want)) top1Equal = false
+    ids.push(id)
+    return id
+  }
+  try {
+    let want = new Float32Array(0)
+    for (let p = 0; p < prompt.length; p++) want = referenceForward(model, state, prompt[p], p).slice()
+    let next = check(await engine.forward(prompt, 0), want)
+    for (let s = 0; s < decodeSteps; s++) {
+      const pos = prompt.length + s
+      want = referenceForward(model, state, next, pos).slice()
+      next = check(await engine.forward([next], pos), want)
+    }
+    return { maxAbsDiff, logitScale, ids, top1Equal, int8Matmuls, usage: engine.usage(), setupMs: t1 - t0, runMs: performance.now() - t1 }
+  } finally {
+    await engine.dispose()
+  }
+}
+
+/** True when any group of either phase, or any partition, runs on a device whose EP is not the CPU's. */
+export function usesGpu(placement: Placement, devices: readonly DeviceInfo[]): boolean {
+  const ep = (id: string): string => devices.find((d) => d.id === id)?.ep ?? 'cpu'
+  return Object.values(placement.phases).some(
+    (p) => ep(p.device) !== 'cpu' || p.groups.some((g) => ep(g.device) !== 'cpu') || p.partitions.some((x) => x.devices.some((d) => ep(d) !== 'cpu'))
+  )
+}

@@ -52,7 +52,7 @@ const GROUP_LAYOUT: Readonly<Partial<Record<GroupKind, { weights: ReadonlyArray<
 }
 
 /** The output value a row-sliced weight's rows produce (ffn's sliced weights all feed one partial sum). */
-function outputOf(weight: PartWeightName, layer: number): string {
+export function partOutputOf(weight: PartWeightName, layer: number): string {
   switch (weight) {
     case 'wq':
       return VALUE.q(layer)
@@ -73,7 +73,7 @@ function outputOf(weight: PartWeightName, layer: number): string {
 function expectedOutputs(config: ModelConfig, group: OpGroup, part: GroupPart): PartOutputRange[] {
   const layer = group.layer ?? -1
   if (group.kind === 'ffn') return [{ value: VALUE.layerOut(layer), start: 0, end: config.dim }]
-  return part.weights.map((w) => ({ value: outputOf(w.weight, layer), start: w.start, end: w.end }))
+  return part.weights.map((w) => ({ value: partOutputOf(w.weight, layer), start: w.start, end: w.end }))
 }
 
 const fmt = (r: { start: number; end: number }): string => `[${r.start}, ${r.end})`

@@ -12,7 +12,7 @@
  *   the join concatenates along the token axis. The compiler needs nothing new for these: both parts are
  *   the plain single-group graph, run on a slice of the tokens.
  */
-import { describeValue, modelOpGroups, segmentSpec, VALUE, type GroupPart, type OpGroup, type SegmentSpec } from '../graph'
+import { describeValue, modelOpGroups, partOutputOf, segmentSpec, VALUE, type GroupPart, type OpGroup, type SegmentSpec } from '../graph'
 import type { ModelConfig } from '../model'
 import { assignGroups, type MatmulGroup, type Partition, type Phase, type Placement } from './placement'
 import { rowCuts, type WeightCut, type WeightName } from './rows'
@@ -90,25 +90,6 @@ export interface PartitionSegment {
 /** A segment of a phase, in execution order. */
 export type PlanSegment = RunSegment | PartitionSegment
 
-/** The output value of a group each weight's rows produce (for concatenating joins). */
-function outputOf(weight: WeightName, layer: number | null): string {
-  const l = layer ?? -1
-  switch (weight) {
-    case 'wq':
-      return VALUE.q(l)
-    case 'wk':
-      return VALUE.k(l)
-    case 'wv':
-      return VALUE.newV(l)
-    case 'wo':
-      return VALUE.residAttn(l)
-    case 'output':
-      return VALUE.logits
-    default:
-      return VALUE.layerOut(l)
-  }
-}
-
 function rowParts(group: OpGroup, cuts: readonly WeightCut[], config: ModelConfig): { parts: [RowSlice, RowSlice]; joins: Join[] } {
   const weightsA = cuts.map((c) => ({ weight: c.weight, axis: c.axis, start: 0, end: c.cut }))
   const weightsB = cuts.map((c) => ({ weight: c.weight, axis: c.axis, start: c.cut, end: c.size }))
@@ -124,8 +105,8 @@ function rowParts(group: OpGroup, cuts: readonly WeightCut[], config: ModelConfi
       joins: [{ value, op: 'sum' }]
     }
   }
-  const outputsA = cuts.map((c) => ({ value: outputOf(c.weight, group.layer), start: 0, end: c.cut }))
-  const outputsB = cuts.map((c) => ({ value: outputOf(c.weight, group.layer), start: c.cut, end: c.size }))
+  const outputsA = cuts.map((c) => ({ value: partOutputOf(c.weight, group.layer ?? -1), start: 0, end: c.cut }))
+  const outputsB = cuts.map((c) => ({ value: partOutputOf(c.weight, group.layer ?? -1), start: c.cut, end: c.size }))
   const residual = group.kind === 'attn-out' ? 'slice' : 'none'
   const joins: Join[] = outputsA.map((o) => ({ value: o.value, op: 'concat', axis: describeValue(config, o.value).dims.length - 1 }))
   return {

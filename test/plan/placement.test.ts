@@ -1,9 +1,10 @@
 /**
  * @file parsePlacement: accepts the compact JSON form and round-trips it; rejects every bad case with an
- * error naming the field and saying what is wrong.
+ * error naming the field and saying what is wrong. parsePlacementShape: the same shape rules without a model
+ * or devices.
  */
 import { describe, expect, it } from 'vitest'
-import { assignGroups, parsePlacement, PlacementError, weightInfoOf, type Placement, type WeightInfo } from '../../main/engine/plan'
+import { assignGroups, parsePlacement, parsePlacementShape, PlacementError, weightInfoOf, type Placement, type WeightInfo } from '../../main/engine/plan'
 import { randomModel } from '../graph/random-model'
 import { device, npuLaptop, testConfig, thisMachine } from './fixtures'
 
@@ -150,5 +151,54 @@ describe('parsePlacement', () => {
     const p: Placement = parsePlacement(base(), config, devices)
     expect(Object.keys(p)).toEqual(['version', 'name', 'prefillChunkTokens', 'phases'])
     expect(Object.keys(p.phases.prefill.partitions[0])).toEqual(['layer', 'group', 'by', 'devices', 'ratio'])
+  })
+})
+
+describe('parsePlacementShape', () => {
+  function shapeError(json: unknown): PlacementError {
+    try {
+      parsePlacementShape(json)
+    } catch (e) {
+      if (e instanceof PlacementError) return e
+      throw e
+    }
+    throw new Error('expected a PlacementError')
+  }
+
+  it('reads a valid placement without a model, to the same value parsePlacement gives', () => {
+    expect(parsePlacementShape(base())).toEqual(parsePlacement(base(), config, devices))
+  })
+
+  it('rejects bad shapes, naming the path', () => {
+    const bad: Array<[unknown, string, RegExp]> = [
+      [{ ...base(), version: 2 }, 'version', /2 is not supported/],
+      [{ ...base(), prefillChunkTokens: 8193 }, 'prefillChunkTokens', /8193 is out of range \[1, 8192\]/],
+      [withPhase('decode', { device: '' }), 'phases.decode.device', /expected a non-empty string/],
+      [withPhase('decode', { groups: [{ layer: -1, group: 'qkv', device: 'cpu' }] }), 'phases.decode.groups[0].layer', /-1 is out of range \[0, /],
+      [withPhase('decode', { groups: [{ layer: 0, group: 'final-norm', device: 'cpu' }] }), 'phases.decode.groups[0].layer', /final-norm comes after the last layer/],
+      [withPhase('decode', { partitions: [{ layer: 0, group: 'rope', by: 'rows', devices: ['a', 'b'], ratio: 0.5 }] }), 'phases.decode.partitions[0].group', /rope is not a matmul group/],
+      [withPhase('decode', { partitions: [{ layer: 0, group: 'ffn', by: 'rows', devices: ['a', 'a'], ratio: 0.5 }] }), 'phases.decode.partitions[0].devices', /both parts are on "a"/],
+      [withPhase('decode', { partitions: [{ layer: 0, group: 'ffn', by: 'rows', devices: ['a', 'b'], ratio: 1 }] }), 'phases.decode.partitions[0].ratio', /1 is out of range \(0, 1\)/],
+      [withPhase('decode', { partitions: [{ layer: 0, group: 'ffn', by: 'sequence', devices: ['a', 'b'], standardLength: 8 }] }), 'phases.decode.partitions[0].by', /decode runs one token per step/],
+      [withPhase('prefill', { partitions: [{ layer: 0, group: 'ffn', by: 'sequence', devices: ['a', 'b'], standardLength: 64 }] }), 'phases.prefill.partitions[0].standardLength', /64 is out of range \[1, 63\]/]
+    ]
+    for (const [json, path, message] of bad) {
+      const error = shapeError(json)
+      expect(error.path).toBe(path)
+      expect(error.message).toMatch(message)
+      expect(error.message).toContain(path)
+    }
+  })
+
+  it('leaves devices and layer counts to parsePlacement', () => {
+    const elsewhere = withPhase('prefill', {
+      device: 'npu-9',
+      groups: [{ layer: 40, group: 'qkv', device: 'qnn-0' }],
+      partitions: [{ layer: 'all', group: 'ffn', by: 'rows', devices: ['npu-9', 'qnn-0'], ratio: 0.5 }]
+    })
+    const shape = parsePlacementShape(elsewhere)
+    expect(shape.phases.prefill).toMatchObject({ device: 'npu-9', groups: [{ layer: 40, device: 'qnn-0' }] })
+    rejects(elsewhere, 'phases.prefill.device', /unknown device "npu-9"/)
+    rejects(withPhase('prefill', { groups: [{ layer: 40, group: 'qkv', device: 'cpu' }] }), 'phases.prefill.groups[0].layer', /40 is out of range \[0, 4\]/)
   })
 })

@@ -159,18 +159,18 @@ describe('invalid input', () => {
     ['devices:setPlacement', [{ preset: 'warp' }], /setting.preset must be one of cpu, gpu/],
     ['devices:setPlacement', [{ preset: 'cpu', placement: cpuPlacement() }], /unknown field "placement"/],
     ['devices:setPlacement', [{ preset: 'custom' }], /setting.placement is missing/],
-    ['devices:setPlacement', [{ preset: 'custom', placement: { ...cpuPlacement(), version: 2 } }], /version must be 1/],
-    ['devices:setPlacement', [{ preset: 'custom', placement: { ...cpuPlacement(), phases: {} } }], /phases.prefill is missing/],
-    ['devices:setPlacement', [{ preset: 'custom', placement: cpuPlacement({ groups: [{ layer: 'all', group: 'mlp', device: 'cpu' }] }) }], /groups\[0\].group must be one of/],
+    ['devices:setPlacement', [{ preset: 'custom', placement: { ...cpuPlacement(), version: 2 } }], /setting\.placement\.version: 2 is not supported \(this build reads version 1\)/],
+    ['devices:setPlacement', [{ preset: 'custom', placement: { ...cpuPlacement(), phases: {} } }], /setting\.placement\.phases: missing field "prefill"/],
+    ['devices:setPlacement', [{ preset: 'custom', placement: cpuPlacement({ groups: [{ layer: 'all', group: 'mlp', device: 'cpu' }] }) }], /setting\.placement\.phases\.prefill\.groups\[0\]\.group: "mlp" is not one of attn-norm/],
     [
       'devices:setPlacement',
       [{ preset: 'custom', placement: cpuPlacement({ partitions: [{ layer: 'all', group: 'ffn', by: 'rows', devices: ['cpu', 'cpu-2'], ratio: 1 }] }) }],
-      /ratio must be a number between 0 and 1/
+      /setting\.placement\.phases\.prefill\.partitions\[0\]\.ratio: 1 is out of range \(0, 1\)/
     ],
     [
       'devices:setPlacement',
       [{ preset: 'custom', placement: cpuPlacement({ partitions: [{ layer: 'all', group: 'ffn', by: 'sequence', devices: ['cpu', 'cpu-2'], standardLength: 16 }] }) }],
-      /standardLength must be an integer from 1 to 15/
+      /setting\.placement\.phases\.prefill\.partitions\[0\]\.standardLength: 16 is out of range \[1, 15\]/
     ],
     // structurally fine, but not for this model and these devices (checked by the engine's parsePlacement)
     ['devices:setPlacement', [{ preset: 'custom', placement: cpuPlacement({ device: 'npu-9' }) }], /cannot run stories260K.gguf on this machine: .*unknown device "npu-9"/],

@@ -169,7 +169,15 @@ export interface EpSessionConfig {
   readonly cpuFallback: boolean
   readonly intraOpThreads?: number
   readonly optimizationLevel?: GraphOptimizationLevel
+  /**
+   * false: idle intra-op threads sleep instead of spinning after a run. Spinning wins for one session that
+   * owns the cores; with several devices' sessions on the same cores it steals the time another needs.
+   */
+  readonly allowSpinning?: boolean
 }
+
+/** Session config key for intra-op thread spinning ('0' = sleep when idle). */
+export const ALLOW_SPINNING_KEY = 'session.intra_op.allow_spinning'
 
 /** Creates a session from model bytes on `config.ep` alone (plus ORT's CPU fallback only if asked). Pair with `release()`. */
 export async function createEpSession(model: Uint8Array, config: EpSessionConfig): Promise<OrtSession> {
@@ -180,7 +188,10 @@ export async function createEpSession(model: Uint8Array, config: EpSessionConfig
     interOpNumThreads: 1,
     graphOptimizationLevel: config.optimizationLevel ?? 'all',
     executionMode: 'sequential',
-    ...(config.cpuFallback || config.ep === 'cpu' ? {} : { extra: { [DISABLE_CPU_EP_FALLBACK_KEY]: '1' } })
+    extra: {
+      ...(config.cpuFallback || config.ep === 'cpu' ? {} : { [DISABLE_CPU_EP_FALLBACK_KEY]: '1' }),
+      ...(config.allowSpinning === false ? { [ALLOW_SPINNING_KEY]: '0' } : {})
+    }
   })
   return wrapSession(session, false)
 }

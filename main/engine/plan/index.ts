@@ -29,6 +29,7 @@ export {
   type SequencePartition
 } from './placement'
 export { parsePlacement } from './validate'
+export { parsePlacementShape } from './shape'
 export {
   deviceRefusal,
   groupRefusal,

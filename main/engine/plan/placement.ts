@@ -10,7 +10,8 @@
  *                    "partitions": [{ "layer": 3, "group": "ffn", "by": "rows", "devices": ["webgpu-0", "cpu"], "ratio": 0.6 }] },
  *       "decode": { "device": "cpu", "groups": [], "partitions": [] } } }
  *
- * `parsePlacement` (validate.ts) is the only way from untrusted JSON to this type.
+ * `parsePlacement` (validate.ts) is the only way from untrusted JSON to a Placement that runs;
+ * `parsePlacementShape` (shape.ts) is its model-free first half, for callers that have no model yet.
  */
 import { LAYER_GROUP_KINDS, modelOpGroups, type GroupKind, type OpGroup } from '../graph'
 import type { ModelConfig } from '../model'

@@ -92,7 +92,8 @@ export class DeviceRuntime {
       case 'session': {
         if (this.sessions.has(m.key)) return
         try {
-          const session = await createEpSession(m.bytes, { ep: this.init.ep, cpuFallback: false, intraOpThreads: this.init.threads })
+          // devices here share cores: a session's idle threads must sleep, not spin, between its tasks
+          const session = await createEpSession(m.bytes, { ep: this.init.ep, cpuFallback: false, intraOpThreads: this.init.threads, allowSpinning: false })
           this.sessions.set(m.key, session)
         } catch (err) {
           throw new Error(`device ${this.init.deviceId} (${this.init.ep}) cannot open the graph for ${m.label}: ${err instanceof Error ? err.message : String(err)}`)

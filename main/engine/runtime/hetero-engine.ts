@@ -103,7 +103,8 @@ export class HeteroEngine {
     const hosts = new Map<string, DeviceHost>()
     try {
       infos.forEach((d, usageSlot) => {
-        const threads = d.ep !== 'cpu' ? undefined : cpuEps > 1 ? 1 : options.threads
+        // a GPU/NPU EP computes on its device; its session needs no CPU thread pool of its own
+        const threads = d.ep !== 'cpu' ? 1 : cpuEps > 1 ? 1 : options.threads
         hosts.set(d.id, DeviceHost.start({ deviceId: d.id, ep: d.ep, threads, arena: arena.init, usage: board.buffer, usageSlot, kv: { nKvHeads: c.nKvHeads, headDim: c.headDim, maxLen: contextLength } }))
       })
       const host = (id: string): DeviceHost => {

@@ -9,12 +9,13 @@
  * stays in the device workers (see hetero-plan.ts for who holds which layer).
  */
 import type { DeviceInfo } from '../devices'
-import { compileSegment, VALUE, type CompilableModel, type GraphOptions, type GraphTarget } from '../graph'
+import { compileSegment, VALUE, type CompilableModel, type GraphOptions } from '../graph'
 import { dequantizeRows, type ModelConfig } from '../model'
 import type { Phase, Placement } from '../plan'
 import { DeviceHost } from './device-host'
 import { ContextOverflowError } from './errors'
 import { planPlacement, type HeteroPlan } from './hetero-plan'
+import { graphTargetOf } from './profile-graphs'
 import { checkTokens } from './model-engine'
 import { runSchedule, type TaskGraph } from './scheduler'
 import { buildForwardGraph, HOST_DEVICE, type ForwardTask } from './task-graph'
@@ -46,11 +47,6 @@ export interface HeteroSetupInfo {
   readonly compileMs: number
   /** the whole setup: workers started, graphs compiled and opened, programs registered */
   readonly setupMs: number
-}
-
-/** The graph flavour a device's execution provider needs. */
-function targetOf(ep: string): GraphTarget {
-  return ep === 'webgpu' ? 'webgpu' : 'cpu'
 }
 
 /** A placement running on device workers; forward runs one token or a prompt. */
@@ -119,7 +115,7 @@ export class HeteroEngine {
       }
       for (const s of plan.sessions) {
         const ep = infos.find((d) => d.id === s.device)?.ep ?? 'cpu'
-        const graph: GraphOptions = { ...options.graph, target: targetOf(ep) }
+        const graph: GraphOptions = { ...options.graph, target: graphTargetOf(ep) }
         const tc = performance.now()
         const bytes = s.part === null ? compileSegment(model, s.spec, graph) : compileSegment(model, s.spec, graph, s.part)
         compileMs += performance.now() - tc

@@ -2,31 +2,19 @@
  * The `tandem` CLI as users run it: a child process through bin/tandem.mjs, the real engine in its worker,
  * the shared trained models, and a private graph cache.
  */
-import { execFile } from 'node:child_process'
 import { copyFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
 import { writeHfModel } from '../fixtures/hf-writer'
-import { repoRoot, sharedModel, tempDir } from '../helpers/paths'
+import { sharedModel, tempDir } from '../helpers/paths'
+import { runCli, type CliRun } from './run-cli'
 import { PUBLISHED_STORIES260K_IDS, PUBLISHED_STORIES260K_TEXT_START, PUBLISHED_TINYSTORIES_IDS, PUBLISHED_TINYSTORIES_TEXT_START } from '../helpers/published'
 
-const run = promisify(execFile)
 const scratch = tempDir('tandem-cli-')
 afterAll(() => scratch.dispose())
 
-async function tandem(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [join(repoRoot, 'bin', 'tandem.mjs'), ...args], {
-      env: { ...process.env, TANDEM_CACHE_DIR: join(scratch.dir, 'cache') },
-      maxBuffer: 16 << 20,
-      timeout: 120_000
-    })
-    return { code: 0, stdout, stderr }
-  } catch (e) {
-    const err = e as { code?: number; stdout?: string; stderr?: string }
-    return { code: typeof err.code === 'number' ? err.code : -1, stdout: err.stdout ?? '', stderr: err.stderr ?? '' }
-  }
+function tandem(args: string[]): Promise<CliRun> {
+  return runCli(args, join(scratch.dir, 'cache'), 120_000)
 }
 
 interface JsonOut {

@@ -4,17 +4,15 @@
  * on where the groups run (the CPU workers compute the same kernels; the one WebGPU test allows nothing
  * looser than the same greedy ids either, as the engine tests do).
  */
-import { execFile } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { afterAll, describe, expect, it } from 'vitest'
 import { MAX_PLACEMENT_FILE_BYTES } from '../../main/cli/placement'
 import { lavapipeSkipReason } from '../devices/lavapipe'
-import { repoRoot, sharedModel, tempDir } from '../helpers/paths'
+import { sharedModel, tempDir } from '../helpers/paths'
+import { runCli, type CliRun } from './run-cli'
 import { PUBLISHED_STORIES260K_IDS } from '../helpers/published'
 
-const run = promisify(execFile)
 const scratch = tempDir('tandem-cli-placement-')
 afterAll(() => scratch.dispose())
 
@@ -23,18 +21,8 @@ const MODEL = sharedModel('stories260K/stories260K.gguf')
 const CPU_TIMEOUT_MS = 90_000
 const WEBGPU_TIMEOUT_MS = 180_000
 
-async function tandem(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, [join(repoRoot, 'bin', 'tandem.mjs'), ...args], {
-      env: { ...process.env, TANDEM_CACHE_DIR: join(scratch.dir, 'cache') },
-      maxBuffer: 16 << 20,
-      timeout: WEBGPU_TIMEOUT_MS
-    })
-    return { code: 0, stdout, stderr }
-  } catch (e) {
-    const err = e as { code?: number; stdout?: string; stderr?: string }
-    return { code: typeof err.code === 'number' ? err.code : -1, stdout: err.stdout ?? '', stderr: err.stderr ?? '' }
-  }
+function tandem(args: string[]): Promise<CliRun> {
+  return runCli(args, join(scratch.dir, 'cache'), WEBGPU_TIMEOUT_MS)
 }
 
 interface JsonOut {

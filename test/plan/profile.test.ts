@@ -3,7 +3,7 @@
  * interpolation between sampled sequence lengths, and per-pair hand-off costs.
  */
 import { describe, expect, it } from 'vitest'
-import { groupMs, interpolateMs, linkCost, modelShapeKey, parseProfile, ProfileError } from '../../main/engine/plan'
+import { groupMs, interpolateMs, linkCost, modelShapeKey, parseProfile, partMs, ProfileError, type Profile } from '../../main/engine/plan'
 import { syntheticProfile, testConfig } from './fixtures'
 
 const config = testConfig()
@@ -36,6 +36,50 @@ describe('profiles', () => {
     expect(() => parseProfile(bad((p) => (samples(p).length = 0)))).toThrow(/samples: needs at least one sample/)
     expect(() => parseProfile(bad((p) => (p.devices = [...(Array.isArray(p.devices) ? p.devices : []), ...(Array.isArray(p.devices) ? p.devices : [])])))).toThrow(/devices\[1\]\.device: "cpu" is listed twice/)
     expect(() => parseProfile(bad((p) => (p.devices = Array.from({ length: 33 }, () => ({ device: 'x', runOverheadMs: 0, groups: [] })))))).toThrow(/devices: 33 entries is more than the limit of 32/)
+  })
+
+  it('carry measured partition parts through the reader, and stay valid without them', () => {
+    const base = syntheticProfile(config, { cpu: { rest: { fixedMs: 1, perTokenMs: 0.5 } } })
+    expect(base.devices[0].partitions).toBeUndefined()
+    expect(parseProfile(JSON.parse(JSON.stringify(base)))).toEqual(base)
+    const withParts: Profile = { ...base, devices: [{ ...base.devices[0], partitions: [{ group: 'ffn', share: 0.5, samples: [{ tokens: 1, ms: 1 }, { tokens: 64, ms: 20 }] }] }] }
+    expect(parseProfile(JSON.parse(JSON.stringify(withParts)))).toEqual(withParts)
+  })
+
+  it('reject malformed partition parts with the field and the problem', () => {
+    const cpu = syntheticProfile(config, { cpu: {} }).devices[0]
+    const withParts = (partitions: unknown, groups: unknown = cpu.groups): unknown => JSON.parse(JSON.stringify({ ...syntheticProfile(config, { cpu: {} }), devices: [{ ...cpu, groups, partitions }] }))
+    const part = (patch: Record<string, unknown> = {}): Record<string, unknown> => ({ group: 'ffn', share: 0.5, samples: [{ tokens: 1, ms: 1 }], ...patch })
+    expect(() => parseProfile(withParts([part({ group: 'attention' })]))).toThrow(/devices\[0\]\.partitions\[0\]\.group: "attention" is not one of qkv, attn-out, ffn, lm-head/)
+    expect(() => parseProfile(withParts([part(), part({ share: 0.25 })]))).toThrow(/devices\[0\]\.partitions\[1\]\.group: ffn is listed twice/)
+    expect(() => parseProfile(withParts([part({ share: 0 })]))).toThrow(/partitions\[0\]\.share: 0 must be strictly between 0 and 1/)
+    expect(() => parseProfile(withParts([part({ share: 1 })]))).toThrow(/partitions\[0\]\.share: 1 must be strictly between 0 and 1/)
+    expect(() => parseProfile(withParts([part({ share: 1.5 })]))).toThrow(/partitions\[0\]\.share: 1\.5 is out of range \[0, 1\]/)
+    expect(() => parseProfile(withParts([part({ share: '1/2' })]))).toThrow(/partitions\[0\]\.share: expected a finite number, got "1\/2"/)
+    expect(() => parseProfile(withParts([part({ samples: [] })]))).toThrow(/partitions\[0\]\.samples: needs at least one sample/)
+    expect(() => parseProfile(withParts([part({ samples: [{ tokens: 16, ms: 1 }, { tokens: 4, ms: 2 }] })]))).toThrow(/partitions\[0\]\.samples\[1\]\.tokens: 4 must be larger than the previous sample's 16/)
+    expect(() => parseProfile(withParts([part({ rows: 86 })]))).toThrow(/partitions\[0\]: unknown field "rows"/)
+    expect(() => parseProfile(withParts([part()], cpu.groups.filter((g) => g.group !== 'ffn')))).toThrow(/partitions\[0\]\.group: ffn has no group timing on this device to go with it/)
+    expect(() => parseProfile(withParts(Array.from({ length: 5 }, (_, i) => part({ group: ['qkv', 'attn-out', 'ffn', 'lm-head', 'qkv'][i] }))))).toThrow(/devices\[0\]\.partitions: 5 entries is more than the limit of 4/)
+    expect(() => parseProfile(withParts({ ffn: part() }))).toThrow(/devices\[0\]\.partitions: expected an array, got an object/)
+  })
+
+  it('price a part from the measured one: piecewise linear in the share through (0, 0), (s, part), (1, whole); linear without one', () => {
+    // ffn: 1 + 0.5 · tokens ms whole; the measured 0.25 part costs 0.5 + 0.25 · tokens (half, not a quarter)
+    const base = syntheticProfile(config, { cpu: { rest: { fixedMs: 1, perTokenMs: 0.5 } } })
+    const profile: Profile = { ...base, devices: [{ ...base.devices[0], partitions: [{ group: 'ffn', share: 0.25, samples: [{ tokens: 1, ms: 0.75 }, { tokens: 64, ms: 16.5 }] }, { group: 'lm-head', share: 0.5, samples: [{ tokens: 1, ms: 0.3 }] }] }] }
+    // at 64 tokens: whole 33, part 16.5 (exact), at 16 tokens interpolated: 0.75 + 15 · 0.25 = 4.5, whole 9
+    expect(partMs(profile, 'cpu', 'ffn', 0.25, 64)).toBeCloseTo(16.5, 12)
+    expect(partMs(profile, 'cpu', 'ffn', 0.125, 64)).toBeCloseTo(8.25, 12)
+    expect(partMs(profile, 'cpu', 'ffn', 0.625, 64)).toBeCloseTo(16.5 + 0.5 * (33 - 16.5), 12)
+    expect(partMs(profile, 'cpu', 'ffn', 1, 64)).toBeCloseTo(33, 12)
+    expect(partMs(profile, 'cpu', 'ffn', 0.5, 16)).toBeCloseTo(4.5 + ((0.5 - 0.25) / 0.75) * (9 - 4.5), 12)
+    // lm-head is looked up at its one row whatever the run length
+    expect(partMs(profile, 'cpu', 'lm-head', 0.25, 64)).toBeCloseTo(0.15, 12)
+    // no measured part: share · whole; no such device: null
+    expect(partMs(profile, 'cpu', 'qkv', 0.25, 64)).toBeCloseTo(0.25 * 33, 12)
+    expect(partMs(base, 'cpu', 'ffn', 0.25, 64)).toBeCloseTo(0.25 * 33, 12)
+    expect(partMs(profile, 'npu-0', 'ffn', 0.25, 64)).toBeNull()
   })
 
   it('interpolate linearly between samples, extend the last slope above, and hold the first below', () => {

@@ -2,10 +2,10 @@
  * @file The cost model and the solver on synthetic profiles: the obviously best device wins; a phase split
  * wins when the devices differ per phase; a partition's predicted time is HeteroInfer's
  * max(T_a(p), T_b(1−p)) + T_sync on a hand-computed example and the solver takes the minimum of that and
- * T_a(all), T_b(all); failed, unprobed and unprofiled devices are never chosen.
+ * T_a(all), T_b(all); measured partition parts replace the linear-in-rows guess; failed, unprobed and unprofiled devices are never chosen.
  */
 import { describe, expect, it } from 'vitest'
-import { assignGroups, parsePlacement, phaseDevices, predictPhaseMs, predictPlacement, ProfileError, solvePlacement, type Placement } from '../../main/engine/plan'
+import { assignGroups, parsePlacement, parseProfile, phaseDevices, predictPhaseMs, predictPlacement, ProfileError, solvePlacement, type Placement } from '../../main/engine/plan'
 import { device, npuLaptop, syntheticProfile, testConfig, thisMachine } from './fixtures'
 
 const MIB = 2 ** 20
@@ -100,6 +100,36 @@ describe('solvePlacement', () => {
     const t = solvePlacement(config, devices, slowLink)
     expect(t.placement.phases.decode).toEqual({ device: 'gpu-0', groups: [], partitions: [] })
     expect(t.predictedMs.decode).toBe(10)
+  })
+
+  it('prices row parts from measured partition samples (piecewise linear in the share), not as a share of the whole', () => {
+    const config = testConfig({ nLayers: 1, dim: 80, nHeads: 8, nKvHeads: 4, headDim: 10, ropeDim: 10, hiddenDim: 160 })
+    const devices = [device('gpu-0', 'igpu'), device('npu-0', 'npu')]
+    const linear = syntheticProfile(config, { 'gpu-0': { groups: { qkv: { fixedMs: 10, perTokenMs: 0 } } }, 'npu-0': { groups: { qkv: { fixedMs: 30, perTokenMs: 0 } } } })
+    // half the rows cost 8 of 10 ms on the GPU (a narrower matmul uses it worse), 12 of 30 on the NPU
+    const halves = [
+      { group: 'qkv', share: 0.5, samples: [{ tokens: 1, ms: 8 }] },
+      { group: 'qkv', share: 0.5, samples: [{ tokens: 1, ms: 12 }] }
+    ] as const
+    const measured = parseProfile({ ...linear, devices: linear.devices.map((d, i) => ({ ...d, partitions: [halves[i]] })) })
+    const split = (ratio: number): Placement =>
+      parsePlacement({ version: 1, name: 'p', prefillChunkTokens: 16, phases: { prefill: { device: 'gpu-0' }, decode: { device: 'gpu-0', partitions: [{ layer: 0, group: 'qkv', by: 'rows', devices: ['gpu-0', 'npu-0'], ratio }] } } }, config, devices)
+    // free links: a part's time is all there is; through (0, 0), (0.5, half), (1, whole)
+    const piecewise = (x: number, half: number, whole: number): number => (x <= 0.5 ? (x / 0.5) * half : half + ((x - 0.5) / 0.5) * (whole - half))
+    for (const p of [0.25, 0.5, 0.8]) {
+      const gpu = piecewise(p, 8, 10)
+      const npu = piecewise(1 - p, 12, 30)
+      expect(predictPhaseMs(split(p), 'decode', { config, profile: measured, devices })).toBeCloseTo(Math.max(gpu, npu), 12)
+      expect(predictPhaseMs(split(p), 'decode', { config, profile: linear, devices })).toBeCloseTo(Math.max(10 * p, 30 * (1 - p)), 12)
+    }
+    // at 0.5 the linear guess says max(5, 15) = 15, the measured parts max(8, 12) = 12
+    expect(predictPhaseMs(split(0.5), 'decode', { config, profile: measured, devices })).toBeCloseTo(12, 12)
+    expect(predictPhaseMs(split(0.5), 'decode', { config, profile: linear, devices })).toBeCloseTo(15, 12)
+    // and the solver follows: the linear guess splits 0.8 / 0.2 at 8 ms; measured, 0.8 costs max(9.2, 4.8) and
+    // 0.7 costs max(8.8, 7.2) = 8.8, still under the GPU alone
+    const s = solvePlacement(config, devices, measured)
+    expect(s.placement.phases.decode.partitions).toEqual([{ layer: 'all', group: 'qkv', by: 'rows', devices: ['gpu-0', 'npu-0'], ratio: 0.7 }])
+    expect(s.predictedMs.decode).toBeCloseTo(8.8, 12)
   })
 
   it('never picks a failed, unprobed or unprofiled device, however fast its profile says it is', () => {

@@ -1,7 +1,7 @@
 /**
  * @file The device profiler on this machine's real devices (cpu, cpu-2, WebGPU on lavapipe) with
  * stories260K: the profile parses, every ready device has every op-group kind with positive times that
- * grow with the run length, the second CPU worker shares the CPU's measurement, the hand-off cost is
+ * grow with the run length and a measured half row-partition part of every matmul group, the second CPU worker shares the CPU's measurement, the hand-off cost is
  * measured, Auto plans from it; cache keys; the calibration arithmetic; abort ends the workers. One
  * profile run is shared by the tests (it takes seconds, most of it worker start-up).
  */
@@ -10,7 +10,8 @@ import { discoverDevices, type DeviceInfo } from '../../main/engine/devices'
 import { LAYER_GROUP_KINDS, type CompilableModel, type GroupKind } from '../../main/engine/graph'
 import { loadModel } from '../../main/engine/model'
 import { modelShapeKey, OP_GROUP_NAMES, parsePlacement, parseProfile, planAuto, type Profile } from '../../main/engine/plan'
-import { calibrationScales, deviceGroupTimings, groupSamples, MIN_CALIBRATION_SCALE, MIN_GROUP_MS, profileCacheKeys, profileDevices, type ProfileProgress, type RunSample } from '../../main/engine/runtime'
+import { MATMUL_GROUPS, rowCuts, rowShareOf } from '../../main/engine/plan'
+import { calibrationScales, deviceGroupTimings, devicePartitionTimings, groupSamples, MIN_CALIBRATION_SCALE, MIN_GROUP_MS, PROFILE_PART_RATIO, profileCacheKeys, profileDevices, type ProfileProgress, type RunSample } from '../../main/engine/runtime'
 import { sharedModel } from '../helpers/paths'
 
 async function compilable(path: string): Promise<CompilableModel> {
@@ -59,6 +60,27 @@ describe('profileDevices on the real devices', () => {
         expect(s[s.length - 1].ms, `${d.device} ${kind}`).toBeGreaterThan(s[0].ms)
       }
     }
+  })
+
+  it('times part a of a half row partition of every matmul group on every ready device, at the group\'s run lengths', () => {
+    for (const d of profile.devices) {
+      expect(d.partitions?.map((p) => p.group), d.device).toEqual([...MATMUL_GROUPS])
+      for (const p of d.partitions ?? []) {
+        const cuts = rowCuts(p.group, PROFILE_PART_RATIO, model.config)
+        if (typeof cuts === 'string') throw new Error(cuts)
+        expect(p.share, `${d.device} ${p.group}`).toBe(rowShareOf(cuts))
+        const whole = d.groups.find((g) => g.group === p.group)?.samples ?? []
+        expect(p.samples.map((s) => s.tokens), `${d.device} ${p.group}`).toEqual(whole.map((s) => s.tokens))
+        p.samples.forEach((s, i) => {
+          expect(s.ms, `${d.device} part of ${p.group} @${s.tokens}`).toBeGreaterThanOrEqual(MIN_GROUP_MS)
+          if (i > 0) expect(s.ms).toBeGreaterThanOrEqual(p.samples[i - 1].ms)
+        })
+      }
+    }
+    // each part graph was compiled once per graph target and measured once per measured device, none refused
+    const partSteps = progress.filter((p) => typeof p.target === 'string' && p.target.startsWith('part:'))
+    expect(new Set(partSteps.map((p) => p.target))).toEqual(new Set(MATMUL_GROUPS.map((g) => `part:${g}`)))
+    expect(partSteps.every((p) => p.failure === null)).toBe(true)
   })
 
   it('measures the second CPU worker once, with the CPU: same EP on the same cores, so the same times', () => {
@@ -152,6 +174,26 @@ describe('profiling edge cases', () => {
     expect(timings.find((t) => t.group === 'lm-head')?.samples[0].ms).toBeCloseTo(0.3, 12)
     // without a stack measurement nothing is scaled
     expect(deviceGroupTimings(groups, undefined, overhead, 1).find((t) => t.group === 'ffn')?.samples[0].ms).toBeCloseTo(0.1, 12)
+  })
+
+  it('calibrates a partition part like its group, and leaves out a part whose group was not measured', () => {
+    const overhead = 0.1
+    const at = (ms1: number, ms64: number): RunSample[] => [
+      { tokens: 1, ms: ms1 + overhead },
+      { tokens: 64, ms: ms64 + overhead }
+    ]
+    const groups = new Map<GroupKind, RunSample[]>([...LAYER_GROUP_KINDS.map((k): [GroupKind, RunSample[]] => [k, at(0.1, 1)])])
+    // the fused layer costs half its groups at both lengths: every layer-kind time is halved
+    const stack = at(0.35, 3.5)
+    const parts = new Map([
+      ['ffn', { share: 0.5, runs: at(0.08, 0.6) }],
+      ['lm-head', { share: 0.5, runs: [{ tokens: 1, ms: 0.2 }] }]
+    ] as const)
+    const got = devicePartitionTimings(parts, groups, stack, overhead, 1)
+    expect(got.map((p) => p.group)).toEqual(['ffn'])
+    expect(got[0].share).toBe(0.5)
+    expect(got[0].samples[0].ms).toBeCloseTo(0.04, 12)
+    expect(got[0].samples[1].ms).toBeCloseTo(0.3, 12)
   })
 
   it('rejects when aborted mid-measurement and when no device is ready', async () => {

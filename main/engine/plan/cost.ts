@@ -6,8 +6,9 @@
  *   run segment on d:  hand-off in + runOverhead(d) + Σ over its groups T_d(group, S)
  *   partition (a, b):  max(in_a + overhead_a + T_a(p), in_b + overhead_b + T_b(1 − p)) + T_sync(b → a)
  *
- * which is HeteroInfer's max(T_a(p), T_b(1−p)) + T_sync; T_a(p) = p · T_a(all) for rows (time taken as
- * linear in rows), T_a(tokens) from the profile for sequence. When the two devices share compute (a
+ * which is HeteroInfer's max(T_a(p), T_b(1−p)) + T_sync; for rows T_d(x) is piecewise linear in the share
+ * x through (0, 0), (s, T_d(part s)), (1, T_d(all)) where the profile measured a part of share s on d, else
+ * x · T_d(all) (profile.ts partMs); T_a(tokens) from the profile for sequence. When the two devices share compute (a
  * second CPU worker, a software GPU on the CPU) the parts cannot run at once, so they add instead of max.
  * Hand-off in = for each other-device segment whose outputs this one reads: fixedMs + MiB · msPerMiB of
  * the link. Values the runtime supplies (hidden, positions, the KV cache) and model results (logits, new
@@ -18,7 +19,7 @@ import type { DeviceInfo } from '../devices'
 import { describeValue, type OpGroup } from '../graph'
 import type { ModelConfig } from '../model'
 import { assignGroups, type GroupAssignment, type Partition, type Phase, type Placement } from './placement'
-import { groupMs, linkCost, type Profile } from './profile'
+import { groupMs, linkCost, partMs, type Profile } from './profile'
 import { rowCuts, rowShareOf } from './rows'
 
 /** What the cost model needs besides the placement. */
@@ -117,6 +118,12 @@ export function predictAssignments(assignments: readonly GroupAssignment[], toke
     if (ms === null) missing ??= `the profile has no timing of ${group.kind} on ${JSON.stringify(device)}`
     return ms ?? 0
   }
+  /** A row-partition part holding `share` of the group's rows on `device`. */
+  const partTime = (device: string, group: Partition['group'], share: number, n: number): number => {
+    const ms = partMs(profile, device, group, share, n)
+    if (ms === null) missing ??= `the profile has no timing of ${group} on ${JSON.stringify(device)}`
+    return ms ?? 0
+  }
   const overhead = (device: string): number => {
     const ms = overheads.get(device)
     if (ms === undefined) missing ??= `the profile has no entry for device ${JSON.stringify(device)}`
@@ -166,8 +173,8 @@ export function predictAssignments(assignments: readonly GroupAssignment[], toke
           return
         }
         const share = rowShareOf(cuts)
-        timeA = handoff(inputs, a, tokens) + overhead(a) + share * time(a, group, tokens)
-        timeB = handoff(inputs, b, tokens) + overhead(b) + (1 - share) * time(b, group, tokens)
+        timeA = handoff(inputs, a, tokens) + overhead(a) + partTime(a, p.group, share, tokens)
+        timeB = handoff(inputs, b, tokens) + overhead(b) + partTime(b, p.group, 1 - share, tokens)
         // b hands its slice of each output to a (ffn: a whole partial sum)
         syncBytes = group.outputs.reduce((s, v) => s + valueBytes(config, v, tokens), 0) * (p.group === 'ffn' ? 1 : 1 - share)
       } else {

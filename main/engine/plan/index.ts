@@ -59,11 +59,13 @@ export {
   interpolateMs,
   linkCost,
   modelShapeKey,
+  partMs,
   parseProfile,
   ProfileError,
   MAX_MODEL_SHAPE_LENGTH,
   MAX_PROFILE_DEVICES,
   MAX_PROFILE_LINKS,
+  MAX_PROFILE_PARTITIONS,
   MAX_PROFILE_SAMPLES,
   MAX_SAMPLE_MS,
   MAX_SAMPLE_TOKENS,
@@ -72,6 +74,7 @@ export {
   type GroupTiming,
   type LinkCost,
   type LinkProfile,
+  type PartitionTiming,
   type Profile,
   type TimingSample
 } from './profile'

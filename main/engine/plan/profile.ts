@@ -7,6 +7,11 @@
  *   interpolated linearly between them (extrapolated along the last two samples above the largest, held
  *   at the smallest below it). lm-head only ever sees one row (the last position), so it is looked up at
  *   1 token. Attention's dependence on the cached length is not modelled: measure it at a typical one.
+ * - Per device, optionally, per matmul group: `partitions`, the wall time of ONE row-partition part holding
+ *   `share` of the group's rows (part a of a cut at that ratio; the share after rounding the cut), sampled
+ *   like the groups. A part is not `share` of the group's time (a half-width matmul runs at a different
+ *   efficiency, and the part's fixed work — norms, residual, launch — does not shrink), so the cost model
+ *   predicts a part of share x piecewise-linearly through (0, 0), (share, part), (1, whole group).
  * - Per device: `runOverheadMs`, the fixed cost of one session run (onnxruntime-node charges per call and
  *   per output); paid once per segment or partition part.
  * - Per device pair: the hand-off cost of moving a tensor across a segment boundary, `fixedMs` (the
@@ -15,7 +20,7 @@
 import { LAYER_GROUP_KINDS, type GroupKind } from '../graph'
 import type { ModelConfig } from '../model'
 import { readArray, readChoice, readInteger, readNumber, readRecord, readString, show, type Fail } from './json'
-import { FINAL_GROUPS, MAX_DEVICE_ID_LENGTH } from './placement'
+import { FINAL_GROUPS, MATMUL_GROUPS, MAX_DEVICE_ID_LENGTH, type MatmulGroup } from './placement'
 
 /** The Profile format version this build reads and writes. */
 export const PROFILE_VERSION = 1
@@ -23,6 +28,8 @@ export const PROFILE_VERSION = 1
 export const MAX_PROFILE_DEVICES = 32
 /** Most timing samples per group (a few sequence lengths are enough). */
 export const MAX_PROFILE_SAMPLES = 64
+/** Most measured partition parts per device: one per matmul group. */
+export const MAX_PROFILE_PARTITIONS = MATMUL_GROUPS.length
 /** Most measured device pairs (32 devices, both directions). */
 export const MAX_PROFILE_LINKS = MAX_PROFILE_DEVICES * MAX_PROFILE_DEVICES
 /** Largest sampled run length (tokens). */
@@ -44,12 +51,22 @@ export interface GroupTiming {
   readonly samples: readonly TimingSample[]
 }
 
+/** The samples of ONE row-partition part of a matmul group holding `share` of its rows, ascending by tokens. */
+export interface PartitionTiming {
+  readonly group: MatmulGroup
+  /** share of the group's rows (after rounding the cut) the measured part holds, in (0, 1) */
+  readonly share: number
+  readonly samples: readonly TimingSample[]
+}
+
 /** Everything measured on one device. */
 export interface DeviceProfile {
   readonly device: string
   /** fixed cost of one session run, ms */
   readonly runOverheadMs: number
   readonly groups: readonly GroupTiming[]
+  /** measured partition parts (absent in profiles made before they were measured: parts are then priced linearly) */
+  readonly partitions?: readonly PartitionTiming[]
 }
 
 /** Cost of handing a tensor from one device to another across a segment boundary. */
@@ -102,20 +119,40 @@ function readLink(path: string, value: unknown): LinkCost {
   return { fixedMs: readNumber(fail, `${path}.fixedMs`, r.fixedMs, 0, MAX_SAMPLE_MS), msPerMiB: readNumber(fail, `${path}.msPerMiB`, r.msPerMiB, 0, MAX_SAMPLE_MS) }
 }
 
-function readTiming(path: string, value: unknown): GroupTiming {
-  const r = readRecord(fail, path, value, ['group', 'samples'])
-  const group = readChoice(fail, `${path}.group`, r.group, GROUP_NAMES)
-  const list = readArray(fail, `${path}.samples`, r.samples, MAX_PROFILE_SAMPLES)
-  if (list.length === 0) fail(`${path}.samples`, 'needs at least one sample')
+/** Samples at `path`: at least one, strictly ascending by tokens. */
+function readSamples(path: string, value: unknown): TimingSample[] {
+  const list = readArray(fail, path, value, MAX_PROFILE_SAMPLES)
+  if (list.length === 0) fail(path, 'needs at least one sample')
   const samples = list.map((s, i) => {
-    const p = `${path}.samples[${i}]`
+    const p = `${path}[${i}]`
     const x = readRecord(fail, p, s, ['tokens', 'ms'])
     return { tokens: readInteger(fail, `${p}.tokens`, x.tokens, 1, MAX_SAMPLE_TOKENS), ms: readNumber(fail, `${p}.ms`, x.ms, 0, MAX_SAMPLE_MS) }
   })
   for (let i = 1; i < samples.length; i++) {
-    if (samples[i].tokens <= samples[i - 1].tokens) fail(`${path}.samples[${i}].tokens`, `${samples[i].tokens} must be larger than the previous sample's ${samples[i - 1].tokens}`)
+    if (samples[i].tokens <= samples[i - 1].tokens) fail(`${path}[${i}].tokens`, `${samples[i].tokens} must be larger than the previous sample's ${samples[i - 1].tokens}`)
   }
-  return { group, samples }
+  return samples
+}
+
+function readTiming(path: string, value: unknown): GroupTiming {
+  const r = readRecord(fail, path, value, ['group', 'samples'])
+  return { group: readChoice(fail, `${path}.group`, r.group, GROUP_NAMES), samples: readSamples(`${path}.samples`, r.samples) }
+}
+
+/** A device's measured partition parts: one per matmul group at most, each of a group the device has timings of. */
+function readPartitions(path: string, value: unknown, groups: readonly GroupTiming[]): PartitionTiming[] {
+  const seen = new Set<MatmulGroup>()
+  return readArray(fail, path, value, MAX_PROFILE_PARTITIONS).map((v, i) => {
+    const p = `${path}[${i}]`
+    const r = readRecord(fail, p, v, ['group', 'share', 'samples'])
+    const group = readChoice(fail, `${p}.group`, r.group, MATMUL_GROUPS)
+    if (seen.has(group)) fail(`${p}.group`, `${group} is listed twice`)
+    seen.add(group)
+    if (!groups.some((g) => g.group === group)) fail(`${p}.group`, `${group} has no group timing on this device to go with it`)
+    const share = readNumber(fail, `${p}.share`, r.share, 0, 1)
+    if (share === 0 || share === 1) fail(`${p}.share`, `${share} must be strictly between 0 and 1`)
+    return { group, share, samples: readSamples(`${p}.samples`, r.samples) }
+  })
 }
 
 /** Reads untrusted JSON (e.g. a cached row) into a Profile; throws ProfileError naming the field. */
@@ -125,14 +162,17 @@ export function parseProfile(json: unknown): Profile {
   const modelShape = readString(fail, 'modelShape', root.modelShape, MAX_MODEL_SHAPE_LENGTH)
   const devices = readArray(fail, 'devices', root.devices, MAX_PROFILE_DEVICES).map((d, i) => {
     const p = `devices[${i}]`
-    const r = readRecord(fail, p, d, ['device', 'runOverheadMs', 'groups'])
+    const r = readRecord(fail, p, d, ['device', 'runOverheadMs', 'groups'], ['partitions'])
     const groups = readArray(fail, `${p}.groups`, r.groups, GROUP_NAMES.length).map((g, j) => readTiming(`${p}.groups[${j}]`, g))
     const seen = new Set<string>()
     groups.forEach((g, j) => {
       if (seen.has(g.group)) fail(`${p}.groups[${j}].group`, `${g.group} is listed twice`)
       seen.add(g.group)
     })
-    return { device: readString(fail, `${p}.device`, r.device, MAX_DEVICE_ID_LENGTH), runOverheadMs: readNumber(fail, `${p}.runOverheadMs`, r.runOverheadMs, 0, MAX_SAMPLE_MS), groups }
+    const device = readString(fail, `${p}.device`, r.device, MAX_DEVICE_ID_LENGTH)
+    const runOverheadMs = readNumber(fail, `${p}.runOverheadMs`, r.runOverheadMs, 0, MAX_SAMPLE_MS)
+    // absent stays absent, so a profile round-trips through the cache unchanged
+    return r.partitions === undefined ? { device, runOverheadMs, groups } : { device, runOverheadMs, groups, partitions: readPartitions(`${p}.partitions`, r.partitions, groups) }
   })
   const ids = new Set<string>()
   devices.forEach((d, i) => {
@@ -182,4 +222,36 @@ export function groupMs(profile: Profile, device: string, group: GroupKind, toke
 /** The hand-off cost from `from` to `to`: measured in that direction, else the other, else the default. */
 export function linkCost(profile: Profile, from: string, to: string): LinkCost {
   return profile.links.find((l) => l.from === from && l.to === to) ?? profile.links.find((l) => l.from === to && l.to === from) ?? profile.defaultLink
+}
+
+/** Per profile: `device|group` -> tokens -> [measured share, the part's ms at that run length], or null when not measured. */
+const PART_MEMO = new WeakMap<Profile, Map<string, Map<number, readonly [number, number] | null>>>()
+
+/** The measured part of `group` on `device` at `tokens` (interpolated like the groups): its share and ms, or null. */
+function measuredPart(profile: Profile, device: string, group: MatmulGroup, tokens: number): readonly [number, number] | null {
+  let memo = PART_MEMO.get(profile)
+  if (memo === undefined) PART_MEMO.set(profile, (memo = new Map()))
+  const key = `${device}|${group}`
+  let byTokens = memo.get(key)
+  if (byTokens === undefined) memo.set(key, (byTokens = new Map()))
+  const known = byTokens.get(tokens)
+  if (known !== undefined) return known
+  const timing = profile.devices.find((d) => d.device === device)?.partitions?.find((p) => p.group === group)
+  const part: readonly [number, number] | null = timing === undefined ? null : [timing.share, interpolateMs(timing.samples, group === 'lm-head' ? 1 : tokens)]
+  byTokens.set(tokens, part)
+  return part
+}
+
+/**
+ * Predicted ms of one row-partition part holding `share` of `group`'s rows on `device` for a run of
+ * `tokens`, or null when the group is not profiled there. With a measured part (share s, time T_s) it is
+ * piecewise linear through (0, 0), (s, T_s), (1, T_all); without one, share · T_all.
+ */
+export function partMs(profile: Profile, device: string, group: MatmulGroup, share: number, tokens: number): number | null {
+  const whole = groupMs(profile, device, group, tokens)
+  if (whole === null) return null
+  const part = measuredPart(profile, device, group, tokens)
+  if (part === null) return share * whole
+  const [s, ms] = part
+  return share <= s ? (share / s) * ms : ms + ((share - s) / (1 - s)) * (whole - ms)
 }

@@ -40,8 +40,8 @@ export {
   type ProfileOptions,
   type ProfileProgress
 } from './profiler'
-export { graphTargetOf, STACK_LAYERS, type GraphTarget } from './profile-graphs'
-export { calibrationScales, deviceGroupTimings, groupSamples, MIN_CALIBRATION_SCALE, MIN_GROUP_MS } from './profile-timing'
+export { graphTargetOf, profileParts, PROFILE_PART_RATIO, STACK_LAYERS, type GraphTarget, type ProfilePart } from './profile-graphs'
+export { calibrationScales, deviceGroupTimings, devicePartitionTimings, groupSamples, MIN_CALIBRATION_SCALE, MIN_GROUP_MS, type PartRuns } from './profile-timing'
 export { measureLink, LINK_SIZES_BYTES, type LinkMeasurement, type LinkSample } from './profile-link'
-export type { ProfileSamplingRules, ProfileTarget, RunSample } from './profile-protocol'
+export type { PartTarget, ProfileSamplingRules, ProfileTarget, RunSample } from './profile-protocol'
 export { startTsWorker, workerEntryUrl } from './ts-worker'

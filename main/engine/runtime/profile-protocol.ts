@@ -4,10 +4,10 @@
  * unknown value into one of them or throw ProtocolError. Both sides validate what they receive.
  */
 import type { GroupKind } from '../graph'
-import { OP_GROUP_NAMES } from '../plan'
+import { MATMUL_GROUPS, OP_GROUP_NAMES, type MatmulGroup } from '../plan'
 import { ProtocolError } from './errors'
 
-/** Most graphs one device worker measures (the op-group kinds, the overhead and calibration graphs, with margin). */
+/** Most graphs one device worker measures (the op-group kinds, the partition parts, the overhead and calibration graphs, with margin). */
 export const MAX_PROFILE_GRAPHS = 32
 /** Most graph inputs (a single-group graph reads at most six values). */
 export const MAX_PROFILE_INPUTS = 16
@@ -24,11 +24,31 @@ export const MAX_PROFILE_RUNS = 1000
 /** Longest id, EP name or error text accepted on the wire. */
 export const MAX_PROFILE_TEXT = 4096
 
+/** A graph of part a of a row partition of one matmul group (see profile-graphs.ts for the ratio). */
+export type PartTarget = `part:${MatmulGroup}`
+
+/** The target naming the partition-part graph of `group`. */
+export function partTarget(group: MatmulGroup): PartTarget {
+  return `part:${group}`
+}
+
+/** True when `target` names a partition-part graph. */
+export function isPartTarget(target: ProfileTarget): target is PartTarget {
+  return MATMUL_GROUPS.some((g) => partTarget(g) === target)
+}
+
+/** The matmul group a partition-part target measures. */
+export function partGroupOf(target: PartTarget): MatmulGroup {
+  const group = MATMUL_GROUPS.find((g) => partTarget(g) === target)
+  if (group === undefined) throw new Error(`${target} names no matmul group`)
+  return group
+}
+
 /**
- * What a graph measures: one op-group kind, the trivial graph that gives the run overhead, or the first
- * layers fused into one segment (which calibrates the single-group times).
+ * What a graph measures: one op-group kind, the trivial graph that gives the run overhead, the first
+ * layers fused into one segment (which calibrates the single-group times), or a partition part.
  */
-export type ProfileTarget = GroupKind | 'overhead' | 'layer-stack'
+export type ProfileTarget = GroupKind | 'overhead' | 'layer-stack' | PartTarget
 
 /** A symbolic dim: fixed, or the run's token count ('seq'), or the cached length ('capacity'). */
 export type ProfileDim = number | 'seq' | 'capacity'
@@ -89,7 +109,7 @@ export type ProfileWorkerMessage =
   | { readonly type: 'done' }
   | { readonly type: 'fatal'; readonly message: string }
 
-const TARGETS: readonly ProfileTarget[] = [...OP_GROUP_NAMES, 'overhead', 'layer-stack']
+const TARGETS: readonly ProfileTarget[] = [...OP_GROUP_NAMES, 'overhead', 'layer-stack', ...MATMUL_GROUPS.map(partTarget)]
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)

@@ -11,9 +11,11 @@
  * makes the layer groups add up to what a fused segment costs (per-layer work dominates, so this keeps a
  * whole-model prediction near the measured whole-model time). Then every time is floored at
  * MIN_GROUP_MS and made non-decreasing in tokens (more tokens never take less time; noise is flattened).
+ * A partition part's graph is a one-group graph too, so it gets exactly its group's treatment:
+ * part_g(S) = (run_part(S) − overhead) · scale(S) for layer kinds, floored and non-decreasing alike.
  */
 import { LAYER_GROUP_KINDS, type GroupKind } from '../graph'
-import type { GroupTiming, TimingSample } from '../plan'
+import type { GroupTiming, MatmulGroup, PartitionTiming, TimingSample } from '../plan'
 import type { RunSample } from './profile-protocol'
 
 /** Smallest group time recorded (ms): a group never costs nothing. */
@@ -55,14 +57,29 @@ export function calibrationScales(stack: readonly RunSample[] | undefined, group
   return scales
 }
 
+/** One one-group graph's runs as group times: minus the overhead, scaled when a layer kind, floored, non-decreasing. */
+function calibrated(group: GroupKind, runs: readonly RunSample[], scales: ReadonlyMap<number, number>, runOverheadMs: number): TimingSample[] {
+  const layerKind = LAYER_GROUP_KINDS.includes(group)
+  return monotone(runs.map((r) => ({ tokens: r.tokens, ms: (r.ms - runOverheadMs) * (layerKind ? (scales.get(r.tokens) ?? 1) : 1) })))
+}
+
 /** Every measured group's timing on one device, calibrated against the layer stack (see the file comment). */
 export function deviceGroupTimings(groups: ReadonlyMap<GroupKind, readonly RunSample[]>, stack: readonly RunSample[] | undefined, runOverheadMs: number, stackLayers: number): GroupTiming[] {
   const scales = calibrationScales(stack, groups, runOverheadMs, stackLayers)
-  const out: GroupTiming[] = []
-  for (const [group, runs] of groups) {
-    const layerKind = LAYER_GROUP_KINDS.includes(group)
-    const samples = runs.map((r) => ({ tokens: r.tokens, ms: (r.ms - runOverheadMs) * (layerKind ? (scales.get(r.tokens) ?? 1) : 1) }))
-    out.push({ group, samples: monotone(samples) })
-  }
-  return out
+  return [...groups].map(([group, runs]) => ({ group, samples: calibrated(group, runs, scales, runOverheadMs) }))
+}
+
+/** A measured partition part: the share of its group's rows it holds and its run medians. */
+export interface PartRuns {
+  readonly share: number
+  readonly runs: readonly RunSample[]
+}
+
+/**
+ * Every measured partition part's timing on one device, calibrated like its group (see the file comment);
+ * a part whose whole group was not measured there is left out (the cost model interpolates between the two).
+ */
+export function devicePartitionTimings(parts: ReadonlyMap<MatmulGroup, PartRuns>, groups: ReadonlyMap<GroupKind, readonly RunSample[]>, stack: readonly RunSample[] | undefined, runOverheadMs: number, stackLayers: number): PartitionTiming[] {
+  const scales = calibrationScales(stack, groups, runOverheadMs, stackLayers)
+  return [...parts].filter(([group]) => groups.has(group)).map(([group, { share, runs }]) => ({ group, share, samples: calibrated(group, runs, scales, runOverheadMs) }))
 }

@@ -6,7 +6,7 @@
  * calibration). Then, per ready device, one at a time, a worker thread (profile-worker.ts) opens each
  * graph on that device alone (CPU fallback off) and times whole runs at a few run lengths (1, 16, 64
  * and the prefill chunk by default) over `pastTokens` cached positions: the median of several runs
- * after a warm-up. profile-timing.ts turns those medians into group times. Finally two threads
+ * after a warm-up. profile-timing.ts turns those medians into group and part times. Finally two threads
  * ping-pong through shared memory for the hand-off cost (profile-link.ts), one figure for every pair.
  *
  * One device at a time: two WebGPU sessions on two threads at once crash the process, and concurrent
@@ -19,11 +19,11 @@
 import type { Worker } from 'node:worker_threads'
 import { ortVersion, type DeviceInfo } from '../devices'
 import type { CompilableModel, GroupKind } from '../graph'
-import { modelShapeKey, OP_GROUP_NAMES, parseProfile, PROFILE_VERSION, weightInfoOf, type DeviceProfile, type LinkCost, type Profile } from '../plan'
-import { compileProfileGraphs, graphTargetOf, samplePlan, type GraphTarget } from './profile-graphs'
+import { modelShapeKey, OP_GROUP_NAMES, parseProfile, PROFILE_VERSION, weightInfoOf, type DeviceProfile, type LinkCost, type MatmulGroup, type Profile } from '../plan'
+import { compileProfileGraphs, graphTargetOf, profileParts, samplePlan, type GraphTarget } from './profile-graphs'
 import { measureLink } from './profile-link'
-import { parseProfileWorkerMessage, PROFILE_STOP_MESSAGE, type ProfileGraph, type ProfileSamplingRules, type ProfileTarget, type ProfileWorkerInit, type RunSample } from './profile-protocol'
-import { deviceGroupTimings } from './profile-timing'
+import { isPartTarget, parseProfileWorkerMessage, partGroupOf, PROFILE_STOP_MESSAGE, type ProfileGraph, type ProfileSamplingRules, type ProfileTarget, type ProfileWorkerInit, type RunSample } from './profile-protocol'
+import { deviceGroupTimings, devicePartitionTimings, type PartRuns } from './profile-timing'
 import { startTsWorker, workerEntryUrl } from './ts-worker'
 
 /** Run lengths sampled besides the prefill chunk (tokens). */
@@ -80,10 +80,13 @@ export interface ProfileCacheKeys {
   readonly shapeKey: string
 }
 
+/** Bump when what a profile measures changes, so stored profiles are measured again (2: row-partition parts). */
+export const PROFILER_VERSION = 2
+
 /** The keys a profile of `model` on `devices` is cached under. */
 export function profileCacheKeys(model: CompilableModel, devices: readonly DeviceInfo[], options: Pick<ProfileOptions, 'threads' | 'int8Activations'> = {}): ProfileCacheKeys {
   const ready = devices.filter((d) => d.status === 'ready').sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-  const deviceKey = `onnxruntime ${ortVersion()}; threads ${options.threads ?? 'default'}; ${ready.map((d) => `${d.id}=${d.ep} (${d.name})`).join(', ')}`
+  const deviceKey = `profiler ${PROFILER_VERSION}; onnxruntime ${ortVersion()}; threads ${options.threads ?? 'default'}; ${ready.map((d) => `${d.id}=${d.ep} (${d.name})`).join(', ')}`
   const w = weightInfoOf(model.weights)
   const weights = w.quantized ? `q${w.bitsPerWeight}${options.int8Activations === false ? '' : ' int8-act'}` : 'f32'
   return { deviceKey, shapeKey: `${modelShapeKey(model.config)} weights=${weights}` }
@@ -154,8 +157,11 @@ export async function profileDevices(model: CompilableModel, devices: readonly D
   const twins = new Map(ready.map((d, i) => [d.id, twinOf(d, ready.slice(0, i))]))
   const measured = ready.filter((d) => twins.get(d.id) === null)
   const targets = new Set(measured.map((d) => graphTargetOf(d.ep)))
-  // per target each op-group kind compiled; per measured device each of those, the stack and the overhead twice; one step per twin
-  const totalSteps = targets.size * OP_GROUP_NAMES.length + measured.length * (OP_GROUP_NAMES.length + 3) + (ready.length - measured.length) + (measureLinks ? 1 : 0)
+  const parts = profileParts(model.config)
+  const shares = new Map(parts.map((p) => [p.group, p.share]))
+  // per target each op-group kind and partition part compiled; per measured device each of those, the stack and the overhead twice; one step per twin
+  const perTarget = OP_GROUP_NAMES.length + parts.length
+  const totalSteps = targets.size * perTarget + measured.length * (perTarget + 3) + (ready.length - measured.length) + (measureLinks ? 1 : 0)
   let doneSteps = 0
   const report = (stage: ProfileProgress['stage'], device: string | null, target: ProfileTarget | null, failure: string | null = null): void => {
     doneSteps++
@@ -179,6 +185,7 @@ export async function profileDevices(model: CompilableModel, devices: readonly D
       compiled.set(target, graphs)
     }
     const groups = new Map<GroupKind, readonly RunSample[]>()
+    const partRuns = new Map<MatmulGroup, PartRuns>()
     let stack: readonly RunSample[] | undefined
     let runOverheadMs = Infinity
     const init: ProfileWorkerInit = { deviceId: device.id, ep: device.ep, threads: options.threads ?? null, pastTokens: plan.pastTokens, graphs, rules: options.sampling ?? DEFAULT_PROFILE_SAMPLING }
@@ -186,13 +193,18 @@ export async function profileDevices(model: CompilableModel, devices: readonly D
       if (samples !== null) {
         if (t === 'overhead') runOverheadMs = Math.min(runOverheadMs, samples[0].ms)
         else if (t === 'layer-stack') stack = samples
-        else groups.set(t, samples)
+        else if (isPartTarget(t)) {
+          const group = partGroupOf(t)
+          const share = shares.get(group)
+          if (share !== undefined) partRuns.set(group, { share, runs: samples })
+        } else groups.set(t, samples)
       }
       report('measure', device.id, t, failure)
     }, options.signal)
     // a device that cannot run one Add is left out entirely (its failure was reported)
     if (runOverheadMs === Infinity) continue
-    byId.set(device.id, { device: device.id, runOverheadMs, groups: deviceGroupTimings(groups, stack, runOverheadMs, plan.stackLayers) })
+    const partitions = devicePartitionTimings(partRuns, groups, stack, runOverheadMs, plan.stackLayers)
+    byId.set(device.id, { device: device.id, runOverheadMs, groups: deviceGroupTimings(groups, stack, runOverheadMs, plan.stackLayers), partitions })
   }
 
   let defaultLink: LinkCost = DEFAULT_LINK

@@ -40,9 +40,10 @@ test('a new chat shows the model in use and the shortcuts', async ({ page }) => 
 
 test('creates a conversation and streams the reply in steps', async ({ page }, testInfo) => {
   await openApp(page)
-  await chooseModel(page, FAST_MODEL)
-  // Greedy, and long enough (160 tokens) to be seen growing in many steps.
-  await setChatSampling(page, { temperature: 0, maxTokens: 160 })
+  // The model that never ends a story on its own, greedy, 400 tokens: the reply streams for long enough
+  // (~0.5 s on a fast machine) to be seen growing in many steps; a short one can arrive within one render.
+  await chooseModel(page, LONG_MODEL)
+  await setChatSampling(page, { temperature: 0, maxTokens: 400 })
   await recordGrowth(page)
   await sendMessage(page, FIRST_PROMPT)
   await expect(composer(page)).toHaveValue('')

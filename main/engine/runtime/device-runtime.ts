@@ -165,17 +165,15 @@ export class DeviceRuntime {
     if (!p) throw new Error(`device ${this.init.deviceId}: no program ${id}`)
     if (!Number.isInteger(tokens) || tokens < 1 || tokens > this.maxRows) throw new RangeError(`${p.label}: ${tokens} tokens outside [1, ${this.maxRows}]`)
     if (!Number.isInteger(pos) || pos < 0 || pos + tokens > this.init.kv.maxLen) throw new RangeError(`${p.label}: position ${pos} + ${tokens} tokens is outside the context ${this.init.kv.maxLen}`)
-    const t0 = performance.now()
-    this.usage.start(this.init.usageSlot)
-    try {
-      if (p.kind === 'graph') await this.runGraph(p, parity, tokens, pos)
-      else if (p.kind === 'sum') this.sum(p.target, p.partial, parity, tokens)
-      else this.append(p.layer, parity, tokens, pos, p.label)
-    } catch (err) {
-      throw new Error(`device ${this.init.deviceId} failed running ${p.label}: ${err instanceof Error ? err.message : String(err)}`)
-    } finally {
-      this.usage.add(this.init.usageSlot, performance.now() - t0)
-    }
+    await this.usage.timed(this.init.usageSlot, async () => {
+      try {
+        if (p.kind === 'graph') await this.runGraph(p, parity, tokens, pos)
+        else if (p.kind === 'sum') this.sum(p.target, p.partial, parity, tokens)
+        else this.append(p.layer, parity, tokens, pos, p.label)
+      } catch (err) {
+        throw new Error(`device ${this.init.deviceId} failed running ${p.label}: ${err instanceof Error ? err.message : String(err)}`)
+      }
+    })
   }
 
   private async runGraph(g: BoundGraph, parity: Parity, tokens: number, pos: number): Promise<void> {

@@ -117,13 +117,7 @@ export class ModelEngine {
   private async timedRun(feeds: Readonly<Record<string, OrtTensor>>): Promise<Record<string, OrtTensor>> {
     const usage = this.usage
     if (!usage) return this.session.run(feeds)
-    const t0 = performance.now()
-    usage.board.start(usage.slot)
-    try {
-      return await this.session.run(feeds)
-    } finally {
-      usage.board.add(usage.slot, performance.now() - t0)
-    }
+    return usage.board.timed(usage.slot, () => this.session.run(feeds))
   }
 
   private async runChunk(tokens: readonly number[], start: number, count: number): Promise<Float32Array> {

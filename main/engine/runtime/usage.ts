@@ -47,6 +47,17 @@ export class UsageBoard {
     this.values[index * SLOT_VALUES + 2] = 0
   }
 
+  /** Runs `work` as one task on slot `index`: busy from its start (visible live) until it settles, failed or not. */
+  async timed<T>(index: number, work: () => Promise<T>): Promise<T> {
+    const t0 = performance.now()
+    this.start(index)
+    try {
+      return await work()
+    } finally {
+      this.add(index, performance.now() - t0)
+    }
+  }
+
   /** Busy ms of slot `index` up to now (a running task counted so far). */
   busyMs(index: number, nowMs = epochNowMs()): number {
     checkSlot(index)

@@ -51,6 +51,7 @@ export {
   planAuto,
   parseProfile,
   weightInfoOf,
+  weightInfoOfTypes,
   type AutoPlan,
   type Placement,
   type PresetId,

@@ -5,11 +5,11 @@
  * default — needs no probing and runs on the engine's fast single-session path.
  */
 import type { DeviceView, ModelEntry, PlacementSetting, PlacementView } from '../../preload/api'
-import { discoverDevices, parsePlacement, MATMUL_GROUPS, OP_GROUP_NAMES, type DeviceInfo, type Placement } from '../engine'
+import { discoverDevices, parsePlacement, weightInfoOfTypes, MATMUL_GROUPS, OP_GROUP_NAMES, type DeviceInfo, type Placement } from '../engine'
 import type { AutoProfiles } from './auto-profiles'
 import { ApiError, errorMessage, invalid } from './errors'
 import type { ModelHeader, ModelsService } from './models-service'
-import { isCpuOnly, resolvePlacement, weightInfoFromTypes, NOT_PROFILED, type AutoProfile, type PlacementModel, type Resolution } from './placement-resolve'
+import { isCpuOnly, resolvePlacement, NOT_PROFILED, type AutoProfile, type PlacementModel, type Resolution } from './placement-resolve'
 import type { SettingsService } from './settings-service'
 
 /** What DevicesService needs. */
@@ -197,5 +197,5 @@ export class DevicesService {
 
 /** The placement facts of a model header. */
 function placementModel(h: ModelHeader): PlacementModel {
-  return { name: h.entry.name, config: h.config, weights: weightInfoFromTypes(h.tensorTypes) }
+  return { name: h.entry.name, config: h.config, weights: weightInfoOfTypes(h.tensorTypes) }
 }

@@ -11,7 +11,7 @@ export { ConversationsService, DELETED_RETENTION_MS, toApiMessage } from './conv
 export { AutoProfiles } from './auto-profiles'
 export { CPU_PLAN_KEY, DevicesService, type DevicesServiceDeps, type RunPlan, type RunPlanOptions } from './devices-service'
 export { DEFAULT_PLACEMENT_SETTING, PRESET_NAMES, placementJson, placementSetting } from './placement-setting'
-export { isCpuOnly, resolvePlacement, weightInfoFromTypes, NOT_PROFILED, type AutoProfile, type PlacementModel, type PredictedSpeed, type Resolution } from './placement-resolve'
+export { isCpuOnly, resolvePlacement, NOT_PROFILED, type AutoProfile, type PlacementModel, type PredictedSpeed, type Resolution } from './placement-resolve'
 export { MAX_USAGE_SAMPLES, USAGE_IDLE_INTERVAL_MS, UsageSampler, type CoreTimes, type RunnerUsage, type UsageReading, type UsageSamplerOptions } from './usage-sampler'
 export { ApiError, toApiError, type ApiErrorName } from './errors'
 export { MAX_SCAN_DEPTH, MAX_SCAN_ENTRIES, isTokenizerFile, scanModelFolder, type ModelCandidate } from './model-scan'

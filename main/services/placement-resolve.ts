@@ -19,23 +19,6 @@ import {
 } from '../engine'
 import { errorMessage } from './errors'
 
-/** Bits per weight element of the ggml block encodings the compiler keeps as MatMulNBits (block bytes × 8 / elements). */
-const BLOCK_BITS: Readonly<Record<string, number>> = Object.freeze({ q8_0: 8.5, q4_0: 4.5, q4_k: 4.5, q6_k: 6.5625 })
-
-/**
- * How the compiled matmuls will store their weights, from the tensor encodings a header-only load lists
- * (`LoadedModel.tensorTypes`; the planner's exact `weightInfoOf` needs the weights themselves, which main
- * does not load). Block-quantized models: quantized at the widest block encoding present. llama2.c int8
- * groups: quantized, counted at 32 bits because the group size is not in the header summary (so a size
- * check errs on the safe side). Anything else compiles to float32.
- */
-export function weightInfoFromTypes(tensorTypes: readonly string[]): WeightInfo {
-  const blocks = tensorTypes.flatMap((t) => (Object.hasOwn(BLOCK_BITS, t) ? [BLOCK_BITS[t]] : []))
-  if (tensorTypes.includes('int8-groups')) return { quantized: true, bitsPerWeight: 32 }
-  if (blocks.length > 0) return { quantized: true, bitsPerWeight: Math.max(...blocks) }
-  return { quantized: false, bitsPerWeight: 32 }
-}
-
 /** The model a placement is resolved for (header facts only). */
 export interface PlacementModel {
   /** display name, for messages */

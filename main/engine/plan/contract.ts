@@ -59,6 +59,19 @@ export function weightInfoOf(weights: ModelWeights): WeightInfo {
   return { quantized, bitsPerWeight: bits }
 }
 
+/**
+ * The WeightInfo from the tensor encodings a header-only load lists (`LoadedModel.tensorTypes`), for callers
+ * that do not hold the weights. Block-quantized: quantized at the widest block encoding present. llama2.c
+ * int8 groups: quantized, counted at 32 bits because the group size is not in the list (so a size check errs
+ * on the safe side). Anything else compiles to float32. `weightInfoOf` is exact when the weights are loaded.
+ */
+export function weightInfoOfTypes(tensorTypes: readonly string[]): WeightInfo {
+  if (tensorTypes.includes('int8-groups')) return { quantized: true, bitsPerWeight: 32 }
+  const blocks = tensorTypes.flatMap((t) => (Object.hasOwn(GGML_BITS, t) ? [GGML_BITS[t]] : []))
+  if (blocks.length > 0) return { quantized: true, bitsPerWeight: Math.max(...blocks) }
+  return FLOAT32_WEIGHTS
+}
+
 /** Contrib ops a group's emitter uses (matmuls only need MatMulNBits when weights are quantized). */
 export function requiredContribOps(kind: GroupKind, weights: WeightInfo): ContribOp[] {
   switch (kind) {

@@ -36,6 +36,7 @@ export {
   largestWeightElements,
   requiredContribOps,
   weightInfoOf,
+  weightInfoOfTypes,
   FLOAT32_WEIGHTS,
   type WeightInfo
 } from './contract'

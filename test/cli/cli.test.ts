@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { writeHfModel } from '../fixtures/hf-writer'
 import { sharedModel, tempDir } from '../helpers/paths'
-import { runCli, type CliRun } from './run-cli'
+import { onlyJsonLine, runCli, type CliRun } from './run-cli'
 import { PUBLISHED_STORIES260K_IDS, PUBLISHED_STORIES260K_TEXT_START, PUBLISHED_TINYSTORIES_IDS, PUBLISHED_TINYSTORIES_TEXT_START } from '../helpers/published'
 
 const scratch = tempDir('tandem-cli-')
@@ -25,11 +25,7 @@ interface JsonOut {
 }
 
 function parseJson(stdout: string): JsonOut {
-  const lines = stdout.trim().split('\n')
-  expect(lines).toHaveLength(1)
-  const v: unknown = JSON.parse(lines[0])
-  expect(v).toMatchObject({ text: expect.any(String), tokens: expect.any(Array), promptTokens: expect.any(Array) })
-  return v as JsonOut
+  return onlyJsonLine(stdout, { text: expect.any(String), tokens: expect.any(Array), promptTokens: expect.any(Array) }) as JsonOut
 }
 
 describe('tandem generate', () => {

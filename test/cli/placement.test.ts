@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { MAX_PLACEMENT_FILE_BYTES } from '../../main/cli/placement'
 import { lavapipeSkipReason } from '../devices/lavapipe'
 import { sharedModel, tempDir } from '../helpers/paths'
-import { runCli, type CliRun } from './run-cli'
+import { onlyJsonLine, runCli, type CliRun } from './run-cli'
 import { PUBLISHED_STORIES260K_IDS } from '../helpers/published'
 
 const scratch = tempDir('tandem-cli-placement-')
@@ -34,11 +34,7 @@ interface JsonOut {
 }
 
 function parseJson(stdout: string): JsonOut {
-  const lines = stdout.trim().split('\n')
-  expect(lines).toHaveLength(1)
-  const v: unknown = JSON.parse(lines[0])
-  expect(v).toMatchObject({ text: expect.any(String), tokens: expect.any(Array), devices: expect.any(Array) })
-  return v as JsonOut
+  return onlyJsonLine(stdout, { text: expect.any(String), tokens: expect.any(Array), devices: expect.any(Array) }) as JsonOut
 }
 
 const greedy = (extra: string[]): string[] => ['generate', '--model', MODEL, '--max-tokens', '24', '--temperature', '0', '--json', ...extra]

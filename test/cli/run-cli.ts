@@ -2,6 +2,7 @@
 import { execFile } from 'node:child_process'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { expect } from 'vitest'
 import { repoRoot } from '../helpers/paths'
 
 const run = promisify(execFile)
@@ -26,4 +27,13 @@ export async function runCli(args: readonly string[], cacheDir: string, timeoutM
     const err = e as { code?: number; stdout?: string; stderr?: string }
     return { code: typeof err.code === 'number' ? err.code : -1, stdout: err.stdout ?? '', stderr: err.stderr ?? '' }
   }
+}
+
+/** The one JSON object `--json` prints: stdout must be exactly one line, and it must match `shape`. */
+export function onlyJsonLine(stdout: string, shape: Record<string, unknown>): unknown {
+  const lines = stdout.trim().split('\n')
+  expect(lines).toHaveLength(1)
+  const v: unknown = JSON.parse(lines[0])
+  expect(v).toMatchObject(shape)
+  return v
 }

@@ -1,6 +1,6 @@
 /**
  * @file electron-vite build for the top-level main/, preload/, renderer/ layout (toolchain notes G2).
- * Output: out/main/index.js (ESM), out/main/worker.js, out/main/device-worker.js and out/main/probe-child.js, out/preload/index.cjs (CommonJS,
+ * Output: out/main/index.js (ESM), out/main/model-worker.js, out/main/device-worker.js and out/main/probe-child.js, out/preload/index.cjs (CommonJS,
  * because a sandboxed preload cannot be an ES module), out/renderer/index.html + assets.
  */
 import { resolve } from 'node:path'
@@ -12,14 +12,14 @@ const root = import.meta.dirname
 /**
  * Main-process entries by output name. The model worker and the per-device workers (worker_threads) and
  * the device-probe child (child_process.fork) are separate files loaded by path from beside the bundle:
- * ./worker.js, ./device-worker.js, ./probe-child.js.
+ * ./model-worker.js, ./device-worker.js, ./probe-child.js.
  */
 const mainEntries: Record<string, string> = {
   index: resolve(root, 'main/index.ts'),
-  worker: resolve(root, 'main/engine/runtime/worker.ts'),
-  'device-worker': resolve(root, 'main/engine/runtime/device-worker.ts'),
-  'profile-worker': resolve(root, 'main/engine/runtime/profile-worker.ts'),
-  'profile-link-worker': resolve(root, 'main/engine/runtime/profile-link-worker.ts'),
+  'model-worker': resolve(root, 'main/engine/runtime/model-worker/model-worker.ts'),
+  'device-worker': resolve(root, 'main/engine/runtime/hetero/device-worker.ts'),
+  'profile-worker': resolve(root, 'main/engine/runtime/profile/profile-worker.ts'),
+  'profile-link-worker': resolve(root, 'main/engine/runtime/profile/profile-link-worker.ts'),
   'probe-child': resolve(root, 'main/engine/devices/probe-child.ts')
 }
 

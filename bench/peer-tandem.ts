@@ -1,9 +1,9 @@
 /**
- * @file Tandem as a benchmark peer: the engine's public runner API (`createRunner` from
+ * @file Tandem as a benchmark peer: the engine's public runner API (`openModelWorker` from
  * main/engine/runtime: a worker-backed session, forward(tokens, pos) -> last logits), with greedy
  * argmax in JS so it does the same work per token as the llama.cpp peer.
  */
-import { createRunner, type ModelRunner } from '../main/engine/runtime'
+import { openModelWorker, type ModelWorkerClient } from '../main/engine/runtime'
 import type { BenchPeer } from './peer'
 import type { PeerInit } from './protocol'
 
@@ -22,7 +22,7 @@ export function argmax(logits: Float32Array): number {
 
 class TandemPeer implements BenchPeer {
   constructor(
-    private readonly runner: ModelRunner,
+    private readonly runner: ModelWorkerClient,
     readonly details: Readonly<Record<string, string | number | boolean>>
   ) {}
 
@@ -51,7 +51,7 @@ class TandemPeer implements BenchPeer {
 
 /** Opens the model (compiling its graph on a cache miss) with `init.threads` ORT intra-op threads. */
 export async function openTandemPeer(init: PeerInit): Promise<BenchPeer> {
-  const runner = await createRunner(init.modelPath, { threads: init.threads, maxContext: init.contextSize, cacheDir: init.graphCacheDir })
+  const runner = await openModelWorker(init.modelPath, { threads: init.threads, maxContext: init.contextSize, cacheDir: init.graphCacheDir })
   const info = runner.compileInfo
   return new TandemPeer(runner, {
     threads: init.threads,

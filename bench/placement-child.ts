@@ -1,14 +1,14 @@
 /**
  * @file Entry of a placement child (forked by bench/placement-handle.ts with `--import tsx`; argv[2] is the
- * JSON init): opens the model with one placement through the engine's public runner (`createRunner` with
+ * JSON init): opens the model with one placement through the engine's public runner (`openModelWorker` with
  * `placement` and `devices`: the single CPU session when everything is on one CPU device, else one worker
  * per device), then answers timed prefill / decode requests with greedy argmax in JS, reporting each
  * device's busy time during the call, until told to exit.
  */
 import { loadModel } from '../main/engine/model'
 import { parsePlacement, weightInfoOf } from '../main/engine/plan'
-import { createRunner, usageDelta, type ModelRunner } from '../main/engine/runtime'
-import { parseDeviceList } from '../main/engine/runtime/protocol-devices'
+import { openModelWorker, usageDelta, type ModelWorkerClient } from '../main/engine/runtime'
+import { parseDeviceList } from '../main/engine/runtime/model-worker/protocol-devices'
 import { argmax } from './peer-tandem'
 import { parsePlacementChildInit, parsePlacementRequest, type PlacementChildInit, type PlacementMessage, type PlacementRequest } from './placement-protocol'
 
@@ -27,16 +27,16 @@ function send(message: PlacementMessage): Promise<void> {
 
 const errorMessage = (e: unknown): string => (e instanceof Error ? (e.stack ?? e.message) : String(e))
 
-async function open(init: PlacementChildInit): Promise<ModelRunner> {
+async function open(init: PlacementChildInit): Promise<ModelWorkerClient> {
   const model = await loadModel(init.modelPath)
   if (model.weights === null) throw new Error(`${init.modelPath}: the weights did not load`)
   const devices = parseDeviceList(init.devices)
   const placement = parsePlacement(init.placement, model.config, devices, weightInfoOf(model.weights))
-  return createRunner(init.modelPath, { placement, devices, maxContext: init.contextSize, cacheDir: init.graphCacheDir })
+  return openModelWorker(init.modelPath, { placement, devices, maxContext: init.contextSize, cacheDir: init.graphCacheDir })
 }
 
 /** Runs one request; the timing covers only the forwards (the rewind before a prefill is outside it). */
-async function handle(runner: ModelRunner, req: Exclude<PlacementRequest, { op: 'exit' }>): Promise<PlacementMessage> {
+async function handle(runner: ModelWorkerClient, req: Exclude<PlacementRequest, { op: 'exit' }>): Promise<PlacementMessage> {
   if (req.op === 'prefill') await runner.truncate(0)
   const before = runner.usage()
   const t0 = performance.now()

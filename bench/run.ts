@@ -119,7 +119,7 @@ async function main(): Promise<void> {
   const notes = [
     'Same GGUF file for both peers; prompts are fixed seeded token ids (normal tokens only), fed as ids (the random models have a synthetic tokenizer).',
     'Prefill: tokens from an empty cache until the first greedy token (this is the TTFT). Decode: 128 greedy single-token steps after a ' +
-      '16-token (short) or 1,024-token context that was prefilled untimed. Tandem: createRunner forward + argmax in JS; llama.cpp: ' +
+      '16-token (short) or 1,024-token context that was prefilled untimed. Tandem: openModelWorker forward + argmax in JS; llama.cpp: ' +
       `LlamaContextSequence.evaluate, temperature 0, batch ${LLAMA_BATCH_SIZE}, context ${CONTEXT_SIZE}.`,
     'Thread choice: a probe pass (the discarded warm-up) runs every phase on 1 and 2 threads per peer; the faster (best probe run) is used. ' +
       'Decode at 1,024 uses the thread count that won the short-context decode probe.',

@@ -17,8 +17,8 @@ import { ensureBenchModel, type BenchModelId } from '../bench/models'
 import type { OrtSession } from '../main/engine/devices'
 import type { CompilableModel, GraphOptions } from '../main/engine/graph'
 import { loadModel } from '../main/engine/model'
-import { openModelGraph } from '../main/engine/runtime/load-graph'
-import { ModelEngine } from '../main/engine/runtime/model-engine'
+import { openCachedGraph } from '../main/engine/runtime/session/open-cached-graph'
+import { SingleSessionEngine } from '../main/engine/runtime/session/single-session-engine'
 import { repoRoot } from '../test/helpers/paths'
 
 const MODELS_DIR = join(repoRoot, 'bench', '.models')
@@ -65,9 +65,9 @@ function median(xs: readonly number[]): number {
   return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2
 }
 
-/** Opens a session as the model worker does (openModelGraph: cached graph, production session settings). */
+/** Opens a session as the model worker does (openCachedGraph: cached graph, production session settings). */
 async function openSession(model: CompilableModel, graph: GraphOptions, threads: number, profilePrefix?: string): Promise<OrtSession> {
-  const { session, info } = await openModelGraph(model, { cacheDir: GRAPH_DIR, threads, graph, configEntries, profileFilePrefix: profilePrefix })
+  const { session, info } = await openCachedGraph(model, { cacheDir: GRAPH_DIR, threads, graph, configEntries, profileFilePrefix: profilePrefix })
   if (!info.cacheHit) console.log(`  compiled graph in ${(info.compileMs / 1000).toFixed(1)} s`)
   return session
 }
@@ -149,8 +149,8 @@ async function main(): Promise<void> {
     const model: CompilableModel = { config: loaded.config, weights: loaded.weights }
     const graph: GraphOptions = { ropeTableLength: contextLength, int8Activations: !args['float-activations'] }
     console.log(`${file.label}: ${loaded.quantization}`)
-    const engines = new Map<number, ModelEngine>()
-    for (const t of threadsList) engines.set(t, new ModelEngine(model, await openSession(model, graph, t), { contextLength, prefillChunk: chunk }))
+    const engines = new Map<number, SingleSessionEngine>()
+    for (const t of threadsList) engines.set(t, new SingleSessionEngine(model, await openSession(model, graph, t), { contextLength, prefillChunk: chunk }))
     const row = (threads: number, what: string): Row => {
       let r = rows.find((x) => x.model === file.label && x.threads === threads && x.what === what)
       if (!r) rows.push((r = { model: file.label, threads, what, samples: [] }))
@@ -209,7 +209,7 @@ async function profileRuns(
     for (const [label, promptLength, decodeSteps] of cases) {
       const prefix = join(PROFILE_DIR, `run-${process.pid}-${t}-${label.replace(/\W+/g, '_')}`)
       const session = await openSession(model, graph, t, prefix)
-      const engine = new ModelEngine(model, session, { contextLength, prefillChunk: chunk })
+      const engine = new SingleSessionEngine(model, session, { contextLength, prefillChunk: chunk })
       const wallMs: number[] = []
       try {
         const t0 = performance.now()

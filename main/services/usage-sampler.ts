@@ -13,7 +13,7 @@ export const USAGE_IDLE_INTERVAL_MS = 1000
 /** Most samples kept: a full window at the fast rate, plus the one at its edge. */
 export const MAX_USAGE_SAMPLES = Math.ceil(API_LIMITS.usageWindowMs / API_LIMITS.usageIntervalMs) + 1
 
-/** Cumulative busy time of the open runner's devices, as `ModelRunner.usage()` reports it. */
+/** Cumulative busy time of the open runner's devices, as `ModelWorkerClient.usage()` reports it. */
 export interface RunnerUsage {
   /** when the counters were last updated (ms, the runner's clock) */
   readonly atMs: number

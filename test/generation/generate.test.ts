@@ -4,7 +4,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest'
 import { loadModel, type LoadedModel } from '../../main/engine/model'
-import { Generator } from '../../main/engine/runtime/generate'
+import { GenerationLoop } from '../../main/engine/runtime/generation/generation-loop'
 import { ContextOverflowError } from '../../main/engine/runtime/errors'
 import { sharedModel } from '../helpers/paths'
 import { ReferenceRunner } from '../helpers/reference-runner'
@@ -17,9 +17,9 @@ beforeAll(async () => {
   model = await loadModel(sharedModel('stories260K/stories260K.bin'))
 })
 
-function generator(contextLength?: number): { gen: Generator; runner: ReferenceRunner } {
+function generator(contextLength?: number): { gen: GenerationLoop; runner: ReferenceRunner } {
   const runner = new ReferenceRunner(model, contextLength)
-  return { gen: new Generator(runner, model.tokenizer, model.config.vocabSize), runner }
+  return { gen: new GenerationLoop(runner, model.tokenizer, model.config.vocabSize), runner }
 }
 
 describe('generation loop on the reference forward', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { applyRepetitionPenalty, argmax, createRng, createSampler, DEFAULT_SAMPLING, validateSampling } from '../../main/engine/runtime/sampler'
+import { applyRepetitionPenalty, argmax, createRng, createSampler, DEFAULT_SAMPLING, validateSampling } from '../../main/engine/runtime/generation/sampler'
 
 const logitsOf = (xs: number[]): Float32Array => Float32Array.from(xs)
 

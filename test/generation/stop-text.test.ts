@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { StopStringFilter } from '../../main/engine/runtime/stop-text'
+import { StopStringFilter } from '../../main/engine/runtime/generation/stop-text'
 
 function stream(stops: string[], pieces: string[]): { shown: string; hit: boolean } {
   const f = new StopStringFilter(stops)

@@ -8,7 +8,7 @@ import { createEpSession, discoverDevices, float32Tensor, int64Tensor, tensorFlo
 import { compileModel, compileSegment, describeValue, wholeModelSegment, type GraphOptions, type GraphTarget, type SegmentSpec } from '../../main/engine/graph'
 import { createReferenceState, loadModel, referenceForward } from '../../main/engine/model'
 import { buildPreset, placementToSegments, PRESET_IDS, type PlanSegment } from '../../main/engine/plan'
-import { ModelEngine } from '../../main/engine/runtime/model-engine'
+import { SingleSessionEngine } from '../../main/engine/runtime/session/single-session-engine'
 import { Rng } from '../fixtures/rng'
 import { sharedModel } from '../helpers/paths'
 import { argmax } from './compare'
@@ -52,7 +52,7 @@ function relativeDiff(got: Float32Array, want: Float32Array): number {
 /** Prefill + greedy decode on a WebGPU session vs the float32 reference: worst relative logit diff, argmax agreement. */
 async function webgpuVsReference(model: RandomModel, options: GraphOptions): Promise<{ diff: number; agree: boolean }> {
   const prompt = Array.from({ length: PROMPT_TOKENS }, (_, i) => (i * 7 + 3) % model.config.vocabSize)
-  const engine = new ModelEngine(model, await webgpuSession(compileModel(model, options)), { contextLength: CONTEXT, prefillChunk: PREFILL_CHUNK })
+  const engine = new SingleSessionEngine(model, await webgpuSession(compileModel(model, options)), { contextLength: CONTEXT, prefillChunk: PREFILL_CHUNK })
   const state = createReferenceState(model.config, CONTEXT)
   let diff = 0
   let agree = true

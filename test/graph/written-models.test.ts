@@ -6,7 +6,7 @@
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { loadModel, type LoadedModel } from '../../main/engine/model'
-import { createRunner } from '../../main/engine/runtime'
+import { openModelWorker } from '../../main/engine/runtime'
 import { writeHfModel } from '../fixtures/hf-writer'
 import { writeRandomGgufModel, type RandomGgufSpec } from '../fixtures/random-gguf'
 import { tempDir } from '../helpers/paths'
@@ -35,7 +35,7 @@ async function expectSameGreedy(path: string, model: LoadedModel, prompt: number
     }
     return ids
   }
-  const runner = await createRunner(path, { cacheDir: join(scratch.dir, 'cache'), maxContext: 64 })
+  const runner = await openModelWorker(path, { cacheDir: join(scratch.dir, 'cache'), maxContext: 64 })
   try {
     expect(await greedy(runner)).toEqual(await greedy(new ReferenceRunner(model, 64)))
   } finally {

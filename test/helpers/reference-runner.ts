@@ -1,12 +1,12 @@
 /**
- * @file The oracle as a ForwardRunner: lets generation tests run the real loop on the plain TypeScript
+ * @file The oracle as a ForwardModel: lets generation tests run the real loop on the plain TypeScript
  * forward pass, and lets compiled-graph tests compare against it position by position.
  */
 import { createReferenceState, referenceForward, type ReferenceState } from '../../main/engine/model/reference'
 import type { LoadedModel, ModelWeights } from '../../main/engine/model/types'
-import type { ForwardRunner } from '../../main/engine/runtime/generate'
+import type { ForwardModel } from '../../main/engine/runtime/generation/generation-loop'
 
-export class ReferenceRunner implements ForwardRunner {
+export class ReferenceRunner implements ForwardModel {
   readonly contextLength: number
   private readonly state: ReferenceState
   private readonly model: { config: LoadedModel['config']; weights: ModelWeights }

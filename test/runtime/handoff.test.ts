@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { measureHandoff } from '../../bench/handoff'
 import { GraphBuilder } from '../../main/engine/graph'
-import { DeviceHost } from '../../main/engine/runtime/device-host'
+import { DeviceHost } from '../../main/engine/runtime/hetero/device-host'
 import { ProtocolError, WorkerExitedError } from '../../main/engine/runtime/errors'
 import { UsageBoard } from '../../main/engine/runtime/usage'
-import { ValueArena, type SlotShape } from '../../main/engine/runtime/value-arena'
+import { ValueArena, type SlotShape } from '../../main/engine/runtime/hetero/value-arena'
 
 /** y = Identity(x) over [1, S, width]: the device worker copies x out of the arena and y back in. */
 function identityGraph(input: string, output: string, width: number): Uint8Array {

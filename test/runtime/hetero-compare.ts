@@ -7,7 +7,7 @@ import type { DeviceInfo } from '../../main/engine/devices'
 import { int8ActivationBlock, int8ActivationPlan, type CompilableModel, type GraphOptions } from '../../main/engine/graph'
 import { createReferenceState, referenceForward } from '../../main/engine/model/reference'
 import type { Placement } from '../../main/engine/plan'
-import { HeteroEngine } from '../../main/engine/runtime/hetero-engine'
+import { DeviceWorkersEngine } from '../../main/engine/runtime/hetero/device-workers-engine'
 import type { DeviceUsage } from '../../main/engine/runtime/usage'
 import { argmax } from '../graph/compare'
 
@@ -51,7 +51,7 @@ export async function compareHetero(
   const w = model.weights
   const int8Matmuls = [w.output, ...w.layers.flatMap((l) => [l.wq, l.wk, l.wv, l.wo, l.wGate, l.wUp, l.wDown])].filter((t) => int8ActivationBlock(t, graph) !== null).length
   const t0 = performance.now()
-  const engine = await HeteroEngine.create(model, placement, { contextLength, devices, threads: 1, graph })
+  const engine = await DeviceWorkersEngine.create(model, placement, { contextLength, devices, threads: 1, graph })
   const t1 = performance.now()
   let maxAbsDiff = 0
   let logitScale = 0

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { KV_CAPACITY_STEP, KvCache, MIN_KV_CAPACITY } from '../../main/engine/runtime/kv-cache'
+import { KV_CAPACITY_STEP, KvCache, MIN_KV_CAPACITY } from '../../main/engine/runtime/session/kv-cache'
 
 /** n position-major rows [n, nKv·hd] with distinct values. */
 const rows = (base: number, n: number, width: number): Float32Array => Float32Array.from({ length: n * width }, (_, i) => base + i)

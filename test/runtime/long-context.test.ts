@@ -6,17 +6,17 @@ import { describe, expect, it } from 'vitest'
 import { createSession } from '../../main/engine/devices'
 import { compileModel } from '../../main/engine/graph'
 import { createReferenceState, referenceForward } from '../../main/engine/model/reference'
-import { MIN_KV_CAPACITY } from '../../main/engine/runtime/kv-cache'
-import { ModelEngine } from '../../main/engine/runtime/model-engine'
+import { MIN_KV_CAPACITY } from '../../main/engine/runtime/session/kv-cache'
+import { SingleSessionEngine } from '../../main/engine/runtime/session/single-session-engine'
 import { argmax, EXACT_TOLERANCE } from '../graph/compare'
 import { randomModel } from '../graph/random-model'
 
-describe('ModelEngine over a growing cache', () => {
+describe('SingleSessionEngine over a growing cache', () => {
   it('matches the reference through growth, chunked prefill, decode and regenerate', async () => {
     const model = randomModel({ seed: 71, dim: 32, nHeads: 4, nKvHeads: 2, hiddenDim: 64, nLayers: 2, contextLength: 512, ropePairing: 'rotate-half' })
     const contextLength = 400
     const session = await createSession(compileModel(model, { ropeTableLength: contextLength }), { device: 'cpu', intraOpThreads: 1 })
-    const engine = new ModelEngine(model, session, { contextLength, prefillChunk: 48 })
+    const engine = new SingleSessionEngine(model, session, { contextLength, prefillChunk: 48 })
     const state = createReferenceState(model.config, contextLength)
     const prompt = Array.from({ length: MIN_KV_CAPACITY - 3 }, (_, i) => (i * 31 + 7) % model.config.vocabSize)
     let worst = 0

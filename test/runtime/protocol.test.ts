@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ProtocolError } from '../../main/engine/runtime/errors'
-import { parseWorkerInit, parseWorkerRequest, parseWorkerResponse, requestIdOf } from '../../main/engine/runtime/protocol'
+import { parseWorkerInit, parseWorkerRequest, parseWorkerResponse, requestIdOf } from '../../main/engine/runtime/model-worker/protocol'
 import { randomModel } from '../graph/random-model'
 
 describe('worker request validation', () => {

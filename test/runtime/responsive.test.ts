@@ -1,10 +1,10 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { createRunner } from '../../main/engine/runtime/runner'
+import { openModelWorker } from '../../main/engine/runtime/model-worker/model-worker-client'
 import { writeRandomGgufModel } from '../fixtures/random-gguf'
 import { tempDir } from '../helpers/paths'
 
-describe('ModelRunner keeps the calling thread responsive', () => {
+describe('ModelWorkerClient keeps the calling thread responsive', () => {
   it('the event loop ticks while the worker runs a long prefill', async () => {
     const tmp = tempDir()
     try {
@@ -14,7 +14,7 @@ describe('ModelRunner keeps the calling thread responsive', () => {
         architecture: 'llama', dim: 512, hiddenDim: 1536, nLayers: 4, nHeads: 8, nKvHeads: 4,
         vocabSize: 512, contextLength: 1024, tensorType: 'f32', seed: 7
       })
-      const runner = await createRunner(path, { cacheDir: tmp.dir, threads: 1, maxContext: 600 })
+      const runner = await openModelWorker(path, { cacheDir: tmp.dir, threads: 1, maxContext: 600 })
       try {
         const prompt = Array.from({ length: 512 }, (_, i) => (i * 37) % 512)
         const ticks: number[] = []

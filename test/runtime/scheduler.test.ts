@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import type { StepPlan } from '../../main/engine/runtime/hetero-plan'
-import { runSchedule, TaskGraph, type ScheduledTask } from '../../main/engine/runtime/scheduler'
-import { shareSlots } from '../../main/engine/runtime/slot-sharing'
-import { buildForwardGraph, HOST_DEVICE } from '../../main/engine/runtime/task-graph'
+import type { PhaseStep } from '../../main/engine/runtime/hetero/device-setup'
+import { runSchedule } from '../../main/engine/runtime/hetero/scheduler'
+import { TaskGraph, type ScheduledTask } from '../../main/engine/runtime/hetero/task-graph'
+import { shareSlots } from '../../main/engine/runtime/hetero/slot-sharing'
+import { buildForwardDag, HOST_DEVICE } from '../../main/engine/runtime/hetero/forward-dag'
 import { Rng } from '../fixtures/rng'
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
@@ -151,7 +152,7 @@ describe('scheduler', () => {
   })
 
   it('builds a forward DAG: producers, the previous chunk, partition halves, skipped empty sequence parts', () => {
-    const step = (device: string, reads: string[], writes: string[], extra: Partial<StepPlan> = {}): StepPlan => ({
+    const step = (device: string, reads: string[], writes: string[], extra: Partial<PhaseStep> = {}): PhaseStep => ({
       device,
       program: 0,
       label: `${device} ${writes.join(',')}`,
@@ -168,7 +169,7 @@ describe('scheduler', () => {
       step('gpu', ['x'], ['y'], { partition: 0, tokens: { start: 3, count: null } }),
       step('gpu', ['y'], ['logits'])
     ]
-    const g = buildForwardGraph(steps, [5, 2])
+    const g = buildForwardDag(steps, [5, 2])
     const t = g.tasks
     // chunk 0: embed, x, y(a), y(b), logits; chunk 1 (2 tokens): embed, x, y(a), logits — part b has no tokens
     expect(t.map((x) => `${x.chunk}:${x.device}`)).toEqual(['0:@host', '0:cpu', '0:cpu', '0:gpu', '0:gpu', '1:@host', '1:cpu', '1:cpu', '1:gpu'])
@@ -178,11 +179,11 @@ describe('scheduler', () => {
     expect(t[8].deps).toEqual([4, 7])
     expect(t.map((x) => x.offset)).toEqual([0, 0, 0, 0, 0, 5, 5, 5, 5])
     expect(t.map((x) => x.parity)).toEqual([0, 0, 0, 0, 0, 1, 1, 1, 1])
-    expect(() => buildForwardGraph([step('cpu', ['nowhere'], ['x'])], [1])).toThrow(/reads nowhere before/)
+    expect(() => buildForwardDag([step('cpu', ['nowhere'], ['x'])], [1])).toThrow(/reads nowhere before/)
   })
 
   it('shares an arena slot only between values that are never live at once', () => {
-    const step = (reads: string[], writes: string[], extra: Partial<StepPlan> = {}): StepPlan => ({
+    const step = (reads: string[], writes: string[], extra: Partial<PhaseStep> = {}): PhaseStep => ({
       device: 'cpu',
       program: 0,
       label: writes.join(','),

@@ -1,13 +1,13 @@
 import { once } from 'node:events'
 import { describe, expect, it } from 'vitest'
-import { parseWorkerResponse, type WorkerResponse } from '../../main/engine/runtime/protocol'
-import { startModelWorker } from '../../main/engine/runtime/runner'
+import { parseWorkerResponse, type WorkerResponse } from '../../main/engine/runtime/model-worker/protocol'
+import { startModelWorkerThread } from '../../main/engine/runtime/model-worker/model-worker-client'
 import { sharedModel, tempDir } from '../helpers/paths'
 
 describe('model worker message validation (live worker)', () => {
   it('answers malformed requests with a ProtocolError and keeps serving valid ones', async () => {
     const tmp = tempDir()
-    const worker = startModelWorker({ modelPath: sharedModel('stories260K/stories260K.bin'), cacheDir: tmp.dir, threads: 1, maxContext: 8 })
+    const worker = startModelWorkerThread({ modelPath: sharedModel('stories260K/stories260K.bin'), cacheDir: tmp.dir, threads: 1, maxContext: 8 })
     const inbox: WorkerResponse[] = []
     let wake: (() => void) | null = null
     worker.on('message', (m: unknown) => {

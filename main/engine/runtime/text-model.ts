@@ -1,12 +1,12 @@
 /**
  * @file A loaded model ready to talk: tokenizer and config on the calling thread, weights and the ONNX
- * session in a worker (ModelRunner), and a Generator over both. This is what the CLI and services use.
+ * session in a worker (ModelWorkerClient), and a GenerationLoop over both. This is what the CLI and services use.
  */
 import type { DeviceInfo } from '../devices'
 import { loadModel, renderChatTemplate, type LoadedModel } from '../model'
 import type { Placement } from '../plan'
-import { Generator, type Generation, type GenerateRequest } from './generate'
-import { createRunner, type ModelRunner } from './runner'
+import { GenerationLoop, type Generation, type GenerateRequest } from './generation/generation-loop'
+import { openModelWorker, type ModelWorkerClient } from './model-worker/model-worker-client'
 
 export interface OpenModelOptions {
   /** tokenizer for llama2.c checkpoints (default: tok*.bin beside the model) */
@@ -15,7 +15,7 @@ export interface OpenModelOptions {
   readonly threads?: number
   /** cap the context below the model's own (saves KV-cache memory) */
   readonly maxContext?: number
-  /** where each op group runs (see RunnerOptions.placement); default one CPU session */
+  /** where each op group runs (see ModelWorkerOptions.placement); default one CPU session */
   readonly placement?: Placement
   /** this machine's devices; required with a placement */
   readonly devices?: readonly DeviceInfo[]
@@ -27,20 +27,20 @@ export interface ChatMessage {
 }
 
 export class TextModel {
-  private readonly generator: Generator
+  private readonly generator: GenerationLoop
 
   private constructor(
     /** config, tokenizer and metadata; `weights` is null here (they live in the worker) */
     readonly info: LoadedModel,
-    readonly runner: ModelRunner
+    readonly runner: ModelWorkerClient
   ) {
-    this.generator = new Generator(runner, info.tokenizer, info.config.vocabSize)
+    this.generator = new GenerationLoop(runner, info.tokenizer, info.config.vocabSize)
   }
 
   /** Loads `path` (file or HF folder), compiles or reuses its graph, and starts its worker. */
   static async open(path: string, options: OpenModelOptions = {}): Promise<TextModel> {
     const info = await loadModel(path, { tokenizerPath: options.tokenizerPath, weights: false })
-    const runner = await createRunner(path, options)
+    const runner = await openModelWorker(path, options)
     return new TextModel(info, runner)
   }
 

@@ -1,0 +1,218 @@
+/**
+ * @file The generation loop: chunked prefill, then forward → sample → detokenize → stop rules, streamed
+ * as an async iterator of {tokenId, text}. The KV cache is reused across calls when a new prompt
+ * starts with tokens already in the cache (the common case in a chat).
+ */
+import { createDetokenizer, type Tokenizer } from '../../model'
+import { ContextOverflowError } from '../errors'
+import { createSampler, DEFAULT_SAMPLING, type SamplingOptions } from './sampler'
+import { StopStringFilter } from './stop-text'
+import { usageDelta, type DeviceUsage } from '../usage'
+
+/** What the loop needs from a model runner (the worker-backed ModelWorkerClient satisfies it). */
+export interface ForwardModel {
+  readonly contextLength: number
+  /** runs `tokens` at positions pos.. and returns the logits of the last one */
+  forward(tokens: readonly number[], pos: number): Promise<Float32Array>
+  /** forgets cached positions ≥ pos */
+  truncate(pos: number): Promise<void>
+  /** cumulative busy time per device (runners without devices may omit it) */
+  usage?(): DeviceUsage
+}
+
+export interface GenerateRequest {
+  readonly promptIds: readonly number[]
+  readonly maxTokens: number
+  readonly sampling?: Partial<SamplingOptions>
+  /** ids that end generation (the model's own stop ids are added by TextModel) */
+  readonly stopTokenIds?: readonly number[]
+  readonly stopStrings?: readonly string[]
+  readonly signal?: AbortSignal
+  /** prompt tokens per prefill run (default 128) */
+  readonly prefillChunkTokens?: number
+}
+
+export interface GenerationEvent {
+  readonly tokenId: number
+  /** text completed by this token ('' while a multi-byte character or a possible stop string is pending) */
+  readonly text: string
+}
+
+export type StopReason = 'eos' | 'stop-string' | 'max-tokens' | 'aborted' | 'context-full'
+
+export interface GenerationStats {
+  readonly promptTokens: number
+  /** prompt tokens actually computed (the rest came from the KV cache) */
+  readonly prefillTokens: number
+  readonly generatedTokens: number
+  readonly ttftMs: number
+  readonly prefillTokensPerSec: number
+  readonly decodeTokensPerSec: number
+  /** each device in use and its busy time during this generation (empty when the runner reports no usage) */
+  readonly devices: readonly { readonly id: string; readonly busyMs: number }[]
+}
+
+export interface GenerationResult {
+  readonly text: string
+  readonly tokens: readonly number[]
+  readonly promptTokens: readonly number[]
+  readonly stopReason: StopReason
+  readonly stats: GenerationStats
+}
+
+/** One streamed generation; iterate it once, then read `result`. */
+export interface Generation extends AsyncIterable<GenerationEvent> {
+  readonly result: Promise<GenerationResult>
+}
+
+/** Drives one runner; generations run one at a time in call order. */
+export class GenerationLoop {
+  /** token ids whose K/V rows are in the runner's cache, in position order */
+  private cached: number[] = []
+  private queue: Promise<unknown> = Promise.resolve()
+
+  constructor(
+    private readonly runner: ForwardModel,
+    private readonly tokenizer: Tokenizer,
+    private readonly vocabSize: number
+  ) {}
+
+  generate(request: GenerateRequest): Generation {
+    validateRequest(request, this.runner.contextLength)
+    const events: GenerationEvent[] = []
+    let wake: (() => void) | null = null
+    let done = false
+    const notify = (): void => {
+      wake?.()
+      wake = null
+    }
+    const run = this.queue.then(() =>
+      this.run(request, (e) => {
+        events.push(e)
+        notify()
+      })
+    )
+    this.queue = run.catch(() => undefined)
+    const result = run.finally(() => {
+      done = true
+      notify()
+    })
+    // The caller may only read `result`; keep an unobserved rejection from crashing the process.
+    result.catch(() => undefined)
+    return {
+      result,
+      async *[Symbol.asyncIterator]() {
+        for (;;) {
+          while (events.length > 0) {
+            const e = events.shift()
+            if (e) yield e
+          }
+          if (done) break
+          await new Promise<void>((resolve) => (wake = resolve))
+        }
+        await result // surfaces an error from the loop to the iterating caller
+      }
+    }
+  }
+
+  private async run(req: GenerateRequest, emit: (e: GenerationEvent) => void): Promise<GenerationResult> {
+    const start = performance.now()
+    const usageBefore = this.runner.usage?.()
+    const prompt = req.promptIds
+    const chunk = req.prefillChunkTokens ?? 128
+    const sampler = createSampler(this.vocabSize, { ...DEFAULT_SAMPLING, ...req.sampling })
+    const stopIds = new Set(req.stopTokenIds ?? [])
+    const stopText = new StopStringFilter(req.stopStrings ?? [])
+
+    // Reuse the cached prefix, but always compute at least the last prompt token to get its logits.
+    let reuse = 0
+    while (reuse < prompt.length - 1 && reuse < this.cached.length && this.cached[reuse] === prompt[reuse]) reuse++
+    if (reuse < this.cached.length) await this.runner.truncate(reuse)
+    this.cached.length = reuse
+
+    let logits: Float32Array | null = null
+    for (let pos = reuse; pos < prompt.length; pos += chunk) {
+      if (req.signal?.aborted) break
+      const part = prompt.slice(pos, Math.min(prompt.length, pos + chunk))
+      logits = await this.runner.forward(part, pos)
+      this.cached.push(...part)
+    }
+    const prefillEnd = performance.now()
+    const prefillTokens = prompt.length - reuse
+
+    const history: number[] = [...prompt]
+    const tokens: number[] = []
+    const detok = createDetokenizer(this.tokenizer, prompt.slice(Math.max(0, prompt.length - 8)))
+    let text = ''
+    let stopReason: StopReason = 'max-tokens'
+    let firstTokenAt = 0
+    while (logits) {
+      if (req.signal?.aborted) {
+        stopReason = 'aborted'
+        break
+      }
+      const id = sampler.sample(logits, history)
+      if (tokens.length === 0) firstTokenAt = performance.now()
+      if (stopIds.has(id)) {
+        stopReason = 'eos'
+        break
+      }
+      tokens.push(id)
+      history.push(id)
+      const piece = stopText.push(detok.push(id))
+      text += piece
+      emit({ tokenId: id, text: piece })
+      if (stopText.hit) {
+        stopReason = 'stop-string'
+        break
+      }
+      if (tokens.length >= req.maxTokens) break
+      const pos = this.cached.length
+      if (pos >= this.runner.contextLength) {
+        stopReason = 'context-full'
+        break
+      }
+      logits = await this.runner.forward([id], pos)
+      this.cached.push(id)
+    }
+    if (!logits) stopReason = 'aborted'
+    const tail = stopText.hit ? '' : stopText.push(detok.flush()) + stopText.flush()
+    if (tail) {
+      text += tail
+      emit({ tokenId: tokens[tokens.length - 1] ?? -1, text: tail })
+    }
+    const end = performance.now()
+    const usageAfter = this.runner.usage?.()
+    const devices = usageBefore && usageAfter ? usageDelta(usageBefore, usageAfter) : []
+    const prefillMs = prefillEnd - start
+    const decodeMs = end - (firstTokenAt || end)
+    return {
+      text,
+      tokens,
+      promptTokens: [...prompt],
+      stopReason,
+      stats: {
+        promptTokens: prompt.length,
+        prefillTokens,
+        generatedTokens: tokens.length,
+        ttftMs: (firstTokenAt || end) - start,
+        prefillTokensPerSec: prefillMs > 0 ? (prefillTokens * 1000) / prefillMs : 0,
+        // the first token comes from prefill; decode speed counts the forwards after it
+        decodeTokensPerSec: tokens.length > 1 && decodeMs > 0 ? ((tokens.length - 1) * 1000) / decodeMs : 0,
+        devices
+      }
+    }
+  }
+}
+
+function validateRequest(r: GenerateRequest, contextLength: number): void {
+  if (r.promptIds.length === 0) throw new RangeError('the prompt is empty: it needs at least one token (e.g. BOS)')
+  if (r.promptIds.length >= contextLength) {
+    throw new ContextOverflowError(
+      `the prompt is ${r.promptIds.length} tokens but the context holds ${contextLength}; shorten it or start a new conversation`
+    )
+  }
+  if (!Number.isInteger(r.maxTokens) || r.maxTokens < 1) throw new RangeError('maxTokens must be an integer ≥ 1')
+  const chunk = r.prefillChunkTokens ?? 128
+  if (!Number.isInteger(chunk) || chunk < 1) throw new RangeError('prefillChunkTokens must be an integer ≥ 1')
+}

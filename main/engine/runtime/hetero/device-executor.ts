@@ -1,0 +1,296 @@
+/**
+ * @file What a device worker holds and does: its ORT sessions (every session of a device lives on this one
+ * thread — two WebGPU sessions on two threads crash the process), its registered programs, and the KV
+ * cache of every layer whose attention it runs in some phase. A graph program copies its inputs out of the
+ * value arena into buffers it owns (ORT rejects SharedArrayBuffer-backed tensors), passes its layers'
+ * cache buffers as inputs (free), runs, copies the outputs into their arena slots, and appends its layers'
+ * new K/V rows to its cache. Time spent per task (copies + run) goes to the shared usage board.
+ */
+import { createEpSession, float32Tensor, int64Tensor, tensorFloat32Data, type OrtSession, type OrtTensor } from '../../devices'
+import { KV_OUTPUT, VALUE } from '../../graph'
+import type { DeviceWorkerInit, DeviceProgram, GraphProgram, OutputRoute } from './device-protocol'
+import { parseSetupMessage } from './device-protocol'
+import { KvCache } from '../session/kv-cache'
+import { UsageBoard } from '../usage'
+import type { Parity, ValueArena } from './value-arena'
+
+/** One arena-fed graph input with its own ordinary buffer (max rows × width) and cached tensor. */
+interface ArenaFeed {
+  readonly source: 'arena'
+  readonly input: string
+  readonly slot: number
+  readonly width: number
+  /** 1 for last-row values (final_in); else the chunk's rows */
+  readonly oneRow: boolean
+  readonly buffer: Float32Array
+  tensor: OrtTensor | null
+  tensorRows: number
+}
+
+interface PositionsFeed {
+  readonly source: 'positions'
+  readonly input: string
+  readonly buffer: BigInt64Array
+  tensor: OrtTensor | null
+  tensorRows: number
+}
+
+interface CacheFeed {
+  readonly source: 'past-k' | 'past-v'
+  readonly input: string
+  readonly layer: number
+  tensor: OrtTensor | null
+  tensorBuffer: Float32Array | null
+}
+
+type Feed = ArenaFeed | PositionsFeed | CacheFeed
+
+/** A graph program bound to its session, arena slots and caches. */
+interface BoundGraph {
+  readonly kind: 'graph'
+  readonly label: string
+  readonly program: GraphProgram
+  readonly session: OrtSession
+  readonly feeds: readonly Feed[]
+  readonly outputs: ReadonlyArray<{ readonly output: string; readonly slot: number; readonly start: number }>
+  /** per packed value: its arena slot, or -1 when it only feeds this worker's cache (`local`) */
+  readonly kv: ReadonlyArray<{ readonly value: string; readonly slot: number; readonly start: number }>
+  /** per run: the rows of each local packed value, views into the graph's output */
+  readonly localRows: Map<string, Float32Array>
+  /** layers whose attention this graph runs (it reads their past_k/past_v) */
+  readonly layers: readonly number[]
+  readonly record: Record<string, OrtTensor>
+}
+
+type Bound = BoundGraph | { readonly kind: 'sum'; readonly label: string; readonly target: number; readonly partial: number } | { readonly kind: 'append'; readonly label: string; readonly layer: number }
+
+const PAST = /^past_([kv])_(\d+)$/
+
+/** The state of one device worker. */
+export class DeviceExecutor {
+  private readonly sessions = new Map<string, OrtSession>()
+  private readonly programs: (Bound | undefined)[] = []
+  private readonly caches = new Map<number, KvCache>()
+  private readonly usage: UsageBoard
+  /** most rows any arena value has: the longest run (positions buffers are this long) */
+  private readonly maxRows: number
+
+  constructor(
+    private readonly init: DeviceWorkerInit,
+    private readonly arena: ValueArena
+  ) {
+    this.usage = new UsageBoard(init.usage)
+    let rows = 1
+    for (let i = 0; i < arena.size; i++) rows = Math.max(rows, arena.slot(i).rows)
+    this.maxRows = rows
+  }
+
+  /** Applies one setup message (validated here). */
+  async setup(raw: unknown): Promise<void> {
+    const m = parseSetupMessage(raw)
+    switch (m.type) {
+      case 'session': {
+        if (this.sessions.has(m.key)) return
+        try {
+          // devices here share cores: a session's idle threads must sleep, not spin, between its tasks
+          const session = await createEpSession(m.bytes, { ep: this.init.ep, cpuFallback: false, intraOpThreads: this.init.threads, allowSpinning: false })
+          this.sessions.set(m.key, session)
+        } catch (err) {
+          throw new Error(`device ${this.init.deviceId} (${this.init.ep}) cannot open the graph for ${m.label}: ${err instanceof Error ? err.message : String(err)}`)
+        }
+        return
+      }
+      case 'kv':
+        for (const l of m.layers) if (!this.caches.has(l)) this.caches.set(l, new KvCache({ nLayers: 1, ...this.init.kv }))
+        return
+      case 'program':
+        this.programs[m.id] = this.bind(m.program)
+        return
+    }
+  }
+
+  private bind(p: DeviceProgram): Bound {
+    if (p.kind === 'sum') return { kind: 'sum', label: p.label, target: this.arena.slotIndex(p.target), partial: this.arena.slotIndex(p.partial) }
+    if (p.kind === 'append') {
+      this.cache(p.layer, p.label)
+      this.arena.slotIndex(VALUE.newK(p.layer))
+      this.arena.slotIndex(VALUE.newV(p.layer))
+      return { kind: 'append', label: p.label, layer: p.layer }
+    }
+    const session = this.sessions.get(p.session)
+    if (!session) throw new Error(`${p.label}: no session ${p.session} on this device`)
+    const maxRows = this.maxRows
+    const layers: number[] = []
+    const feeds: Feed[] = session.inputNames.map((input): Feed => {
+      if (input === VALUE.positions) return { source: 'positions', input, buffer: new BigInt64Array(maxRows), tensor: null, tensorRows: -1 }
+      const past = PAST.exec(input)
+      if (past) {
+        const layer = Number(past[2])
+        this.cache(layer, p.label)
+        if (!layers.includes(layer)) layers.push(layer)
+        return { source: past[1] === 'k' ? 'past-k' : 'past-v', input, layer, tensor: null, tensorBuffer: null }
+      }
+      const slot = this.arena.indexOf(input)
+      if (slot < 0) throw new Error(`${p.label}: graph input ${input} has no arena slot`)
+      const s = this.arena.slot(slot)
+      return { source: 'arena', input, slot, width: s.width, oneRow: s.rows === 1, buffer: new Float32Array(s.rows * s.width), tensor: null, tensorRows: -1 }
+    })
+    const outputs = session.outputNames
+      .filter((o) => o !== KV_OUTPUT)
+      .map((output) => {
+        const r: OutputRoute | undefined = p.outputs[output]
+        if (r === undefined) throw new Error(`${p.label}: graph output ${output} has no route`)
+        return { output, slot: this.arena.slotIndex(r.value), start: r.start }
+      })
+    if (session.outputNames.includes(KV_OUTPUT) !== p.kv.length > 0) throw new Error(`${p.label}: the graph's ${KV_OUTPUT} output and the program's kv routes disagree`)
+    const kv = p.kv.map((r) => ({ value: r.value, slot: p.local.includes(r.value) ? -1 : this.arena.slotIndex(r.value), start: r.start }))
+    for (const l of layers) {
+      for (const v of [VALUE.newK(l), VALUE.newV(l)]) {
+        // a local value must come from this graph's own output; anything else from the arena
+        if (p.local.includes(v) ? !kv.some((r) => r.value === v) : this.arena.indexOf(v) < 0) throw new Error(`${p.label}: no source for ${v}`)
+      }
+    }
+    return { kind: 'graph', label: p.label, program: p, session, feeds, outputs, kv, layers, record: {}, localRows: new Map() }
+  }
+
+  private cache(layer: number, label: string): KvCache {
+    const c = this.caches.get(layer)
+    if (!c) throw new Error(`${label}: this device does not hold layer ${layer}'s KV cache`)
+    return c
+  }
+
+  /** Runs program `id` for a chunk of `tokens` tokens starting at position `pos`; records the busy time. */
+  async run(id: number, parity: Parity, tokens: number, pos: number): Promise<void> {
+    const p = this.programs[id]
+    if (!p) throw new Error(`device ${this.init.deviceId}: no program ${id}`)
+    if (!Number.isInteger(tokens) || tokens < 1 || tokens > this.maxRows) throw new RangeError(`${p.label}: ${tokens} tokens outside [1, ${this.maxRows}]`)
+    if (!Number.isInteger(pos) || pos < 0 || pos + tokens > this.init.kv.maxLen) throw new RangeError(`${p.label}: position ${pos} + ${tokens} tokens is outside the context ${this.init.kv.maxLen}`)
+    await this.usage.timed(this.init.usageSlot, async () => {
+      try {
+        if (p.kind === 'graph') await this.runGraph(p, parity, tokens, pos)
+        else if (p.kind === 'sum') this.sum(p.target, p.partial, parity, tokens)
+        else this.append(p.layer, parity, tokens, pos, p.label)
+      } catch (err) {
+        throw new Error(`device ${this.init.deviceId} failed running ${p.label}: ${err instanceof Error ? err.message : String(err)}`)
+      }
+    })
+  }
+
+  private async runGraph(g: BoundGraph, parity: Parity, tokens: number, pos: number): Promise<void> {
+    const start = Math.min(tokens, g.program.tokenStart)
+    const count = g.program.tokenCount === null ? tokens - start : Math.min(g.program.tokenCount, tokens - start)
+    if (count <= 0) return
+    for (const l of g.layers) this.openRows(l, pos, count)
+    for (const f of g.feeds) this.feed(g.record, f, parity, start, count, pos)
+    const out = await g.session.run(g.record)
+    for (const o of g.outputs) {
+      const t = out[o.output]
+      if (!t) throw new Error(`graph did not return ${o.output}`)
+      this.store(tensorFloat32Data(t, o.output), o.slot, o.start, parity, start, count)
+    }
+    if (g.kv.length > 0) {
+      const t = out[KV_OUTPUT]
+      if (!t) throw new Error(`graph did not return ${KV_OUTPUT}`)
+      const packed = tensorFloat32Data(t, KV_OUTPUT)
+      // [count values, S, width]: each packed value is one contiguous block
+      const block = packed.length / g.kv.length
+      g.kv.forEach((r, i) => {
+        const rows = packed.subarray(i * block, (i + 1) * block)
+        if (r.slot < 0) g.localRows.set(r.value, rows)
+        else this.store(rows, r.slot, r.start, parity, start, count)
+      })
+    }
+    for (const l of g.layers) this.commitRows(l, parity, count, g.localRows)
+    g.localRows.clear()
+  }
+
+  /** Rewinds layer `l`'s cache to `pos` (a rewind after regenerate) and makes room for `count` more rows. */
+  private openRows(l: number, pos: number, count: number): void {
+    const c = this.cache(l, `layer ${l}`)
+    if (c.length < pos) throw new Error(`layer ${l}'s cache holds ${c.length} positions but the run starts at ${pos}`)
+    c.truncate(pos)
+    c.reserve(pos + count)
+  }
+
+  /** Appends rows [0, count) of new_k_l / new_v_l (from `local`, this run's own output, or the arena) to layer l's cache. */
+  private commitRows(l: number, parity: Parity, count: number, local: ReadonlyMap<string, Float32Array> | null = null): void {
+    const c = this.cache(l, `layer ${l}`)
+    const n = count * c.rowValues
+    const rows = (name: string): Float32Array => local?.get(name) ?? this.arena.view(this.arena.slotIndex(name), parity).subarray(0, n)
+    c.write(0, rows(VALUE.newK(l)), rows(VALUE.newV(l)), count)
+    c.commit(count)
+  }
+
+  private append(l: number, parity: Parity, tokens: number, pos: number, label: string): void {
+    this.cache(l, label)
+    this.openRows(l, pos, tokens)
+    this.commitRows(l, parity, tokens)
+  }
+
+  private sum(target: number, partial: number, parity: Parity, tokens: number): void {
+    const s = this.arena.slot(target)
+    const n = (s.rows === 1 ? 1 : tokens) * s.width
+    const into = this.arena.view(target, parity)
+    const from = this.arena.view(partial, parity)
+    for (let i = 0; i < n; i++) into[i] += from[i]
+  }
+
+  /** Binds one input for this run, copying arena rows [start, start + count) into the feed's own buffer. */
+  private feed(record: Record<string, OrtTensor>, f: Feed, parity: Parity, start: number, count: number, pos: number): void {
+    if (f.source === 'positions') {
+      for (let i = 0; i < count; i++) f.buffer[i] = BigInt(pos + start + i)
+      if (f.tensorRows !== count || !f.tensor) {
+        f.tensor = int64Tensor(f.buffer.subarray(0, count), [count])
+        f.tensorRows = count
+      }
+      record[f.input] = f.tensor
+      return
+    }
+    if (f.source === 'arena') {
+      const rows = f.oneRow ? 1 : count
+      const from = f.oneRow ? 0 : start
+      f.buffer.set(this.arena.view(f.slot, parity).subarray(from * f.width, (from + rows) * f.width))
+      if (f.tensorRows !== rows || !f.tensor) {
+        f.tensor = float32Tensor(f.buffer.subarray(0, rows * f.width), [1, rows, f.width])
+        f.tensorRows = rows
+      }
+      record[f.input] = f.tensor
+      return
+    }
+    // the cache swaps in new buffers only when it grows
+    const past = this.cache(f.layer, f.input).past(0)
+    const data = f.source === 'past-k' ? past.keys : past.values
+    if (f.tensorBuffer !== data || !f.tensor) {
+      const { nKvHeads, headDim } = this.init.kv
+      const cap = this.cache(f.layer, f.input).capacity
+      f.tensor = float32Tensor(data, f.source === 'past-k' ? [nKvHeads, headDim, cap] : [nKvHeads, cap, headDim])
+      f.tensorBuffer = data
+    }
+    record[f.input] = f.tensor
+  }
+
+  /** Writes an output [rows, width] into slot `slot` at rows from `start` (0 for last-row values) and features from `featureStart`. */
+  private store(data: Float32Array, slot: number, featureStart: number, parity: Parity, start: number, count: number): void {
+    const s = this.arena.slot(slot)
+    const rows = s.rows === 1 ? 1 : count
+    const width = data.length / rows
+    if (!Number.isInteger(width) || featureStart + width > s.width) {
+      throw new Error(`output of ${data.length} values does not fit ${rows} rows of ${s.name} (width ${s.width}) at feature ${featureStart}`)
+    }
+    const view = this.arena.view(slot, parity)
+    const row0 = s.rows === 1 ? 0 : start
+    if (width === s.width) {
+      view.set(data, row0 * s.width)
+      return
+    }
+    for (let r = 0; r < rows; r++) view.set(data.subarray(r * width, (r + 1) * width), (row0 + r) * s.width + featureStart)
+  }
+
+  /** Releases every session. */
+  async dispose(): Promise<void> {
+    const all = [...this.sessions.values()]
+    this.sessions.clear()
+    this.programs.length = 0
+    await Promise.all(all.map((s) => s.release()))
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * @file The coordinator's handle on one device worker: starts it, sends setup (graphs, programs, KV
+ * layers) and per-task commands through its control block, and turns a worker crash or exit into a
+ * rejection of the pending and every later command, naming the device. Pair `start` with `dispose`.
+ */
+import { MessageChannel, type Worker } from 'node:worker_threads'
+import { WorkerExitedError } from '../errors'
+import { CommandChannel, createControlBuffer } from './handoff'
+import { OP, type DeviceProgram, type DeviceWorkerInit, type KvGeometry, type SetupMessage } from './device-protocol'
+import type { ArenaInit, Parity } from './value-arena'
+import { startWorkerThread, workerEntryUrl } from '../worker-thread'
+
+/** How long dispose waits for the worker to exit on its own before terminating it. */
+const DISPOSE_EXIT_TIMEOUT_MS = 5000
+
+/** What a device worker is started with. */
+export interface DeviceHostOptions {
+  readonly deviceId: string
+  readonly ep: string
+  readonly threads?: number
+  readonly arena: ArenaInit
+  readonly usage: SharedArrayBuffer
+  readonly usageSlot: number
+  readonly kv: KvGeometry
+}
+
+/** One running device worker. */
+export class DeviceHost {
+  private readonly exited: Promise<void>
+  private disposed = false
+
+  private constructor(
+    readonly deviceId: string,
+    private readonly worker: Worker,
+    private readonly channel: CommandChannel
+  ) {
+    this.exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
+    worker.on('error', (err) => channel.fail(new WorkerExitedError(`device ${deviceId} worker crashed: ${err.message}`)))
+    worker.on('exit', (code) => channel.fail(new WorkerExitedError(`device ${deviceId} worker exited (code ${code})`)))
+  }
+
+  /** Starts the device's worker thread (it waits for commands; nothing is loaded yet). */
+  static start(options: DeviceHostOptions): DeviceHost {
+    const { port1, port2 } = new MessageChannel()
+    const control = createControlBuffer()
+    const init: DeviceWorkerInit = { ...options, control, port: port2 }
+    // the worker stays referenced: a pending Atomics.waitAsync alone does not keep an event loop alive
+    const worker = startWorkerThread(workerEntryUrl(import.meta.url, 'device-worker'), init, { transferList: [port2] })
+    return new DeviceHost(options.deviceId, worker, new CommandChannel(control, port1))
+  }
+
+  private async setup(message: SetupMessage, transfer: ArrayBuffer[] = []): Promise<void> {
+    this.channel.post(message, transfer)
+    await this.channel.call(OP.setup)
+  }
+
+  /** Opens a session on the device for ONNX `bytes` (transferred: the caller's copy is gone). */
+  async loadSession(key: string, label: string, bytes: Uint8Array): Promise<void> {
+    const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer ? bytes : bytes.slice()
+    const buffer = own.buffer
+    await this.setup({ type: 'session', key, label, bytes: own }, buffer instanceof ArrayBuffer ? [buffer] : [])
+  }
+
+  /** Registers program `id`. */
+  async addProgram(id: number, program: DeviceProgram): Promise<void> {
+    await this.setup({ type: 'program', id, program })
+  }
+
+  /** Allocates this device's KV caches for `layers`. */
+  async holdLayers(layers: readonly number[]): Promise<void> {
+    await this.setup({ type: 'kv', layers })
+  }
+
+  /** Runs program `id` for a chunk; resolves when its outputs are in the arena. */
+  run(id: number, parity: Parity, tokens: number, pos: number): Promise<void> {
+    return this.channel.call(OP.run, [id, parity, tokens, pos])
+  }
+
+  /** One empty command round trip (measures the hand-off). */
+  ping(): Promise<void> {
+    return this.channel.call(OP.ping)
+  }
+
+  /** Releases the sessions and ends the worker. */
+  async dispose(): Promise<void> {
+    if (this.disposed) return
+    this.disposed = true
+    if (!this.channel.failure) {
+      try {
+        await this.channel.call(OP.exit)
+      } catch {
+        // already failing: terminate below
+      }
+    }
+    const timer = setTimeout(() => void this.worker.terminate(), DISPOSE_EXIT_TIMEOUT_MS)
+    await this.exited
+    clearTimeout(timer)
+  }
+}

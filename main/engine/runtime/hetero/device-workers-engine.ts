@@ -1,0 +1,221 @@
+/**
+ * @file The heterogeneous engine: the coordinator of a placement that uses more than one device (or any
+ * device other than the single-session CPU fast path). Same contract as SingleSessionEngine — forward(tokens,
+ * pos) → logits of the last token, truncate, dispose, cacheLength. Embeddings are looked up here, in JS;
+ * every graph runs in the worker thread of its device (one per device: all WebGPU work in one thread),
+ * values cross through the shared value arena, and each forward is a DAG of (chunk × step) tasks run out
+ * of order by the scheduler. Decode runs the placement's decode phase on one token; anything longer runs
+ * its prefill phase in chunks of placement.prefillChunkTokens, pipelined across devices. The KV cache
+ * stays in the device workers (see device-setup.ts for who holds which layer).
+ */
+import type { DeviceInfo } from '../../devices'
+import { compileSegment, VALUE, type CompilableModel, type GraphOptions } from '../../graph'
+import { dequantizeRows, type ModelConfig } from '../../model'
+import type { Phase, Placement } from '../../plan'
+import { DeviceHost } from './device-host'
+import { ContextOverflowError } from '../errors'
+import { deviceSetupOf, type DeviceSetup } from './device-setup'
+import { graphTargetOf } from '../profile/profile-graphs'
+import { checkTokens } from '../session/single-session-engine'
+import { runSchedule } from './scheduler'
+import type { TaskGraph } from './task-graph'
+import { buildForwardDag, HOST_DEVICE, type ForwardTask } from './forward-dag'
+import { MAX_USAGE_DEVICES, UsageBoard, type DeviceUsage } from '../usage'
+import { ValueArena } from './value-arena'
+
+/** How many distinct forward DAGs (phase × chunk lengths) are kept for reuse. */
+const MAX_CACHED_GRAPHS = 16
+
+/** Settings of a heterogeneous engine. */
+export interface DeviceWorkersOptions {
+  /** positions the caches hold; forward past this throws ContextOverflowError */
+  readonly contextLength: number
+  /** this machine's devices (the placement's must be among them, ready) */
+  readonly devices: readonly DeviceInfo[]
+  /** intra-op threads of a CPU-EP device used alone; two CPU-EP devices (cpu, cpu-2) share the cores with 1 each */
+  readonly threads?: number
+  /** ropeTableLength and int8Activations; the target is chosen per device */
+  readonly graph: GraphOptions
+  /** where busy time is recorded (slot i = `deviceIds[i]`); default a fresh board */
+  readonly usage?: UsageBoard
+}
+
+/** How a heterogeneous engine was set up, in milliseconds. */
+export interface DeviceWorkersSetupInfo {
+  /** graphs compiled (one per distinct device × segment × part) */
+  readonly graphs: number
+  /** compiling them to ONNX bytes, on the coordinator */
+  readonly compileMs: number
+  /** the whole setup: workers started, graphs compiled and opened, programs registered */
+  readonly setupMs: number
+}
+
+/** A placement running on device workers; forward runs one token or a prompt. */
+export class DeviceWorkersEngine {
+  readonly config: ModelConfig
+  /** devices in use, in usage-board slot order */
+  readonly deviceIds: readonly string[]
+  private readonly graphs = new Map<string, TaskGraph<ForwardTask>>()
+  private length = 0
+  private running = false
+  private disposed = false
+
+  private constructor(
+    private readonly model: CompilableModel,
+    readonly placement: Placement,
+    readonly contextLength: number,
+    private readonly plan: DeviceSetup,
+    private readonly arena: ValueArena,
+    private readonly hosts: ReadonlyMap<string, DeviceHost>,
+    private readonly board: UsageBoard,
+    readonly setupInfo: DeviceWorkersSetupInfo
+  ) {
+    this.config = model.config
+    this.deviceIds = plan.devices
+  }
+
+  /**
+   * Starts one worker per device of `placement` (validated by the caller with parsePlacement), compiles
+   * each segment and partition part for its device and opens it there. Rejects naming the device and
+   * segment when a device cannot take a graph; nothing falls back to the CPU.
+   */
+  static async create(model: CompilableModel, placement: Placement, options: DeviceWorkersOptions): Promise<DeviceWorkersEngine> {
+    const t0 = performance.now()
+    let compileMs = 0
+    const c = model.config
+    const { contextLength } = options
+    if (!Number.isInteger(contextLength) || contextLength < 1 || contextLength > c.contextLength) {
+      throw new RangeError(`contextLength ${contextLength} must be in [1, ${c.contextLength}]`)
+    }
+    const plan = deviceSetupOf(placement, c)
+    if (plan.devices.length > MAX_USAGE_DEVICES) throw new RangeError(`a placement may use at most ${MAX_USAGE_DEVICES} devices, this one uses ${plan.devices.length}`)
+    const infos = plan.devices.map((id) => {
+      const d = options.devices.find((x) => x.id === id)
+      if (d === undefined || d.status !== 'ready') throw new Error(`placement device ${id} is ${d === undefined ? 'not on this machine' : d.status}`)
+      return d
+    })
+    const arena = ValueArena.create(plan.slots)
+    const board = options.usage ?? new UsageBoard()
+    const cpuEps = infos.filter((d) => d.ep === 'cpu').length
+    const hosts = new Map<string, DeviceHost>()
+    try {
+      infos.forEach((d, usageSlot) => {
+        // a GPU/NPU EP computes on its device; its session needs no CPU thread pool of its own
+        const threads = d.ep !== 'cpu' ? 1 : cpuEps > 1 ? 1 : options.threads
+        hosts.set(d.id, DeviceHost.start({ deviceId: d.id, ep: d.ep, threads, arena: arena.init, usage: board.buffer, usageSlot, kv: { nKvHeads: c.nKvHeads, headDim: c.headDim, maxLen: contextLength } }))
+      })
+      const host = (id: string): DeviceHost => {
+        const h = hosts.get(id)
+        if (!h) throw new Error(`no worker for device ${id}`)
+        return h
+      }
+      // one setup command in flight per device; devices load their graphs in parallel
+      const chains = new Map<string, Promise<void>>(infos.map((d) => [d.id, host(d.id).holdLayers(plan.kvLayers.get(d.id) ?? [])]))
+      const then = (id: string, step: () => Promise<void>): void => {
+        chains.set(id, (chains.get(id) ?? Promise.resolve()).then(step))
+      }
+      for (const s of plan.sessions) {
+        const ep = infos.find((d) => d.id === s.device)?.ep ?? 'cpu'
+        const graph: GraphOptions = { ...options.graph, target: graphTargetOf(ep) }
+        const tc = performance.now()
+        const bytes = s.part === null ? compileSegment(model, s.spec, graph) : compileSegment(model, s.spec, graph, s.part)
+        compileMs += performance.now() - tc
+        then(s.device, () => host(s.device).loadSession(s.key, s.label, bytes))
+      }
+      for (const p of plan.programs) then(p.device, () => host(p.device).addProgram(p.id, p.program))
+      const results = await Promise.allSettled([...chains.values()])
+      const failed = results.find((r) => r.status === 'rejected')
+      if (failed !== undefined && failed.status === 'rejected') throw failed.reason
+    } catch (err) {
+      await Promise.all([...hosts.values()].map((h) => h.dispose()))
+      throw err
+    }
+    const setupInfo = { graphs: plan.sessions.length, compileMs, setupMs: performance.now() - t0 }
+    return new DeviceWorkersEngine(model, placement, contextLength, plan, arena, hosts, board, setupInfo)
+  }
+
+  /** Positions currently cached (the next position to run). */
+  get cacheLength(): number {
+    return this.length
+  }
+
+  /** Cumulative busy time per device of this engine's workers. */
+  usage(): DeviceUsage {
+    return this.board.read(this.deviceIds)
+  }
+
+  /**
+   * Runs `tokens` at positions pos.. and returns the logits [vocab] of the last one (a fresh array).
+   * `pos` must be ≤ the cached length; a smaller `pos` rewinds the caches first.
+   */
+  async forward(tokens: readonly number[], pos: number): Promise<Float32Array> {
+    if (this.disposed) throw new Error('hetero engine disposed')
+    if (this.running) throw new Error('one forward at a time')
+    checkTokens(tokens, this.config.vocabSize)
+    if (!Number.isInteger(pos) || pos < 0) throw new RangeError(`position must be a non-negative integer, got ${pos}`)
+    if (pos > this.length) throw new RangeError(`position ${pos} is past the cached length ${this.length}`)
+    if (pos + tokens.length > this.contextLength) {
+      throw new ContextOverflowError(`context overflow: ${pos} cached + ${tokens.length} new tokens > context length ${this.contextLength}`)
+    }
+    this.running = true
+    try {
+      // the device workers rewind their caches to `pos` when a chunk starts there
+      this.length = Math.min(this.length, pos)
+      const phase: Phase = tokens.length === 1 ? 'decode' : 'prefill'
+      const graph = this.graphFor(phase, tokens.length)
+      const emb = this.model.weights.tokenEmbedding
+      const hidden = this.arena.slotIndex(VALUE.hidden)
+      const dim = this.config.dim
+      await runSchedule(graph, async (_, task) => {
+        if (task.device === HOST_DEVICE) {
+          const out = this.arena.view(hidden, task.parity)
+          for (let i = 0; i < task.tokens; i++) dequantizeRows(emb, tokens[task.offset + i], 1, out, i * dim)
+          return
+        }
+        const host = this.hosts.get(task.device)
+        if (!host) throw new Error(`no worker for device ${task.device}`)
+        try {
+          await host.run(task.program, task.parity, task.tokens, pos + task.offset)
+        } catch (err) {
+          const e = err instanceof Error ? err : new Error(String(err))
+          if (!e.message.includes(task.label)) e.message = `${task.label}: ${e.message}`
+          throw e
+        }
+      })
+      const last = graph.tasks[graph.tasks.length - 1]
+      const logits = this.arena.view(this.arena.slotIndex(VALUE.logits), last.parity).slice()
+      this.length = pos + tokens.length
+      return logits
+    } finally {
+      this.running = false
+    }
+  }
+
+  /** Rewinds to `pos` cached positions (the device workers rewind when the next chunk starts there). */
+  truncate(pos: number): void {
+    if (!Number.isInteger(pos) || pos < 0 || pos > this.length) throw new RangeError(`cannot truncate the KV cache to ${pos}: it holds ${this.length} positions`)
+    this.length = pos
+  }
+
+  /** Ends every device worker (releasing its sessions). */
+  async dispose(): Promise<void> {
+    if (this.disposed) return
+    this.disposed = true
+    await Promise.all([...this.hosts.values()].map((h) => h.dispose()))
+  }
+
+  /** The forward DAG for `count` tokens in `phase` (decode: one chunk of 1; prefill: chunks of the placement's length). */
+  private graphFor(phase: Phase, count: number): TaskGraph<ForwardTask> {
+    const rows = this.plan.chunkRows
+    const lengths: number[] = []
+    for (let start = 0; start < count; start += rows) lengths.push(Math.min(rows, count - start))
+    const key = `${phase}:${lengths.join(',')}`
+    let graph = this.graphs.get(key)
+    if (graph === undefined) {
+      if (this.graphs.size >= MAX_CACHED_GRAPHS) this.graphs.clear()
+      graph = buildForwardDag(this.plan.phases[phase], lengths)
+      this.graphs.set(key, graph)
+    }
+    return graph
+  }
+}

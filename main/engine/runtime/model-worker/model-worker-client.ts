@@ -1,0 +1,203 @@
+/**
+ * @file ModelWorkerClient: a model running in its own worker thread (see model-worker.ts), driven by promises from
+ * the calling thread. Calls are queued in order in the worker; a worker crash or exit rejects every
+ * pending call and every later one with WorkerExitedError.
+ */
+import type { Worker } from 'node:worker_threads'
+import type { DeviceInfo } from '../../devices'
+import type { Placement } from '../../plan'
+import { ContextOverflowError, ProtocolError, WorkerExitedError } from '../errors'
+import type { CompileInfo } from '../session/open-cached-graph'
+import type { ModelConfig } from '../../model'
+import { MAX_FORWARD_TOKENS, parseWorkerResponse, type WireError, type WorkerInit, type WorkerRequest } from './protocol'
+import { startWorkerThread, workerEntryUrl } from '../worker-thread'
+import { UsageBoard, type DeviceUsage } from '../usage'
+
+/** Options for openModelWorker. */
+export interface ModelWorkerOptions {
+  /** tokenizer for llama2.c checkpoints (default: tok*.bin beside the model) */
+  readonly tokenizerPath?: string
+  /** compiled-graph cache folder (default: $TANDEM_CACHE_DIR, $XDG_CACHE_HOME/tandem/graphs, ~/.cache/tandem/graphs) */
+  readonly cacheDir?: string
+  /** ONNX Runtime intra-op threads (default: ORT's choice, all cores) */
+  readonly threads?: number
+  /** cap the context below the model's own (the KV cache is allocated for it); default DEFAULT_MAX_CONTEXT (4096) */
+  readonly maxContext?: number
+  /**
+   * where each op group runs (default: everything in one CPU session). Everything on one CPU-EP device
+   * without partitions keeps the single-session fast path; anything else starts one worker per device.
+   */
+  readonly placement?: Placement
+  /** this machine's devices (discoverDevices); required with a placement, which the worker re-validates against them */
+  readonly devices?: readonly DeviceInfo[]
+}
+
+/** A model in a worker: forward tokens, get the last position's logits. */
+export interface ModelWorkerClient {
+  readonly config: ModelConfig
+  /** positions the runner can hold: min(config.contextLength, maxContext ?? 4096, 32768) */
+  readonly contextLength: number
+  readonly compileInfo: CompileInfo
+  /** the placement running (null: the default single CPU session) */
+  readonly placement: Placement | null
+  /** Cumulative busy time per device in use, read live (no round trip to the worker). */
+  usage(): DeviceUsage
+  /**
+   * Runs `tokens` at positions pos.. and resolves to the logits [vocab] of the last one. `pos` must be
+   * ≤ the number of cached positions; a smaller `pos` rewinds the cache to `pos` first (regenerate).
+   * pos + tokens.length > contextLength rejects with ContextOverflowError.
+   */
+  forward(tokens: readonly number[], pos: number): Promise<Float32Array>
+  /** Rewinds the KV cache to `pos` positions. */
+  truncate(pos: number): Promise<void>
+  /** Releases the session and ends the worker. */
+  dispose(): Promise<void>
+}
+
+/** How long dispose waits for the worker to exit on its own before terminating it. */
+const DISPOSE_EXIT_TIMEOUT_MS = 5000
+
+/** Starts the model worker script (model-worker.ts from source, model-worker.js built; see worker-thread.ts). Low level: openModelWorker wraps it. */
+export function startModelWorkerThread(init: WorkerInit): Worker {
+  return startWorkerThread(workerEntryUrl(import.meta.url, 'model-worker'), init)
+}
+
+function errorFromWire(e: WireError): Error {
+  const err = e.name === 'ContextOverflowError' ? new ContextOverflowError(e.message) : new Error(e.message)
+  if (err.name !== e.name) Object.defineProperty(err, 'name', { value: e.name })
+  return err
+}
+
+/** A request before the runner numbers it. */
+type RequestBody =
+  | { readonly type: 'forward'; readonly tokens: readonly number[]; readonly pos: number }
+  | { readonly type: 'truncate'; readonly pos: number }
+  | { readonly type: 'dispose' }
+
+/** What the worker reports once its engine is up. */
+interface Ready {
+  readonly config: ModelConfig
+  readonly contextLength: number
+  readonly compileInfo: CompileInfo
+  readonly usageDevices: readonly string[]
+}
+
+interface Pending {
+  resolve(value: Float32Array | null): void
+  reject(err: Error): void
+}
+
+/** Starts a worker for `modelPath`, waits until its graph is compiled (or loaded) and its session open. */
+export async function openModelWorker(modelPath: string, options: ModelWorkerOptions = {}): Promise<ModelWorkerClient> {
+  if (options.placement !== undefined && options.devices === undefined) throw new RangeError('a placement needs the device list it was made for (options.devices)')
+  const board = new UsageBoard()
+  const init: WorkerInit = {
+    modelPath,
+    tokenizerPath: options.tokenizerPath,
+    cacheDir: options.cacheDir,
+    threads: options.threads,
+    maxContext: options.maxContext,
+    placement: options.placement,
+    devices: options.devices,
+    usage: board.buffer
+  }
+  const worker = startModelWorkerThread(init)
+  const pending = new Map<number, Pending>()
+  let nextId = 1
+  let exitError: Error | null = null
+  let vocabSize: number | null = null
+  let onReady: ((r: Ready) => void) | null = null
+  let onInitError: ((err: Error) => void) | null = null
+
+  const failAll = (err: Error): void => {
+    if (!exitError) exitError = err
+    onInitError?.(err)
+    for (const p of pending.values()) p.reject(err)
+    pending.clear()
+  }
+
+  worker.on('message', (raw: unknown) => {
+    let msg
+    try {
+      msg = parseWorkerResponse(raw, vocabSize)
+    } catch (err) {
+      failAll(err instanceof Error ? err : new ProtocolError(String(err)))
+      void worker.terminate()
+      return
+    }
+    if (msg.type === 'ready') {
+      vocabSize = msg.config.vocabSize
+      onReady?.(msg)
+      return
+    }
+    if (msg.type === 'init-error') {
+      onInitError?.(errorFromWire(msg.error))
+      return
+    }
+    const p = msg.id === null ? undefined : pending.get(msg.id)
+    if (!p || msg.id === null) return
+    pending.delete(msg.id)
+    if (msg.type === 'logits') p.resolve(msg.logits)
+    else if (msg.type === 'done') p.resolve(null)
+    else p.reject(errorFromWire(msg.error))
+  })
+  worker.on('error', (err) => failAll(new WorkerExitedError(`model worker crashed: ${err.message}`)))
+  worker.on('exit', (code) => failAll(new WorkerExitedError(`model worker exited (code ${code})`)))
+
+  const ready = await new Promise<Ready>((resolve, reject) => {
+    onReady = resolve
+    onInitError = (err) => {
+      reject(err)
+      void worker.terminate()
+    }
+  })
+  onInitError = null
+
+  const call = (request: RequestBody): Promise<Float32Array | null> => {
+    if (exitError) return Promise.reject(exitError)
+    const id = nextId++
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject })
+      const message: WorkerRequest = { ...request, id }
+      worker.postMessage(message)
+    })
+  }
+
+  let disposed = false
+  return {
+    config: ready.config,
+    contextLength: ready.contextLength,
+    compileInfo: ready.compileInfo,
+    placement: options.placement ?? null,
+    usage: () => board.read(ready.usageDevices),
+    async forward(tokens, pos) {
+      if (tokens.length === 0 || tokens.length > MAX_FORWARD_TOKENS) throw new RangeError(`forward needs 1..${MAX_FORWARD_TOKENS} tokens, got ${tokens.length}`)
+      if (!Number.isInteger(pos) || pos < 0) throw new RangeError(`position must be a non-negative integer, got ${pos}`)
+      if (pos + tokens.length > ready.contextLength) {
+        throw new ContextOverflowError(`context overflow: position ${pos} + ${tokens.length} tokens > context length ${ready.contextLength}`)
+      }
+      const logits = await call({ type: 'forward', tokens: [...tokens], pos })
+      if (!logits) throw new ProtocolError('forward returned no logits')
+      return logits
+    },
+    async truncate(pos) {
+      await call({ type: 'truncate', pos })
+    },
+    async dispose() {
+      if (disposed) return
+      disposed = true
+      if (!exitError) {
+        const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
+        try {
+          await call({ type: 'dispose' })
+        } catch {
+          // already failing: terminate below
+        }
+        const timer = setTimeout(() => void worker.terminate(), DISPOSE_EXIT_TIMEOUT_MS)
+        await exited
+        clearTimeout(timer)
+      }
+      exitError = new WorkerExitedError('model runner disposed')
+    }
+  }
+}

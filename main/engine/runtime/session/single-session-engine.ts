@@ -1,0 +1,165 @@
+/**
+ * @file One compiled model on one session with its runtime-owned KV cache: embeddings in JS, the graph
+ * for everything else, the cache buffers passed in as inputs (free) and only the new K/V rows and the
+ * last logits coming back (outputs cost per byte), the rows written into the cache after each run. Runs
+ * on whatever thread owns it (the model worker in production, the test thread in graph tests).
+ */
+import { float32Tensor, int64Tensor, tensorFloat32Data, type OrtSession, type OrtTensor } from '../../devices'
+import { KV_OUTPUT, VALUE, type CompilableModel } from '../../graph'
+import { ContextOverflowError } from '../errors'
+import { KvCache } from './kv-cache'
+import type { UsageBoard } from '../usage'
+import { dequantizeRows, type ModelConfig } from '../../model'
+
+/** Tokens per graph run during prefill: bounds the attention scores buffer ([nHeads, chunk, T] floats). */
+export const DEFAULT_PREFILL_CHUNK = 128
+/** Most tokens one run may take (the chunk option is clamped to this). */
+export const MAX_PREFILL_CHUNK = 4096
+
+/** Engine settings. */
+export interface SingleSessionOptions {
+  /** positions the cache holds; forward past this throws ContextOverflowError */
+  readonly contextLength: number
+  readonly prefillChunk?: number
+  /** where time spent in session.run is recorded (the runner's usage board, this device's slot) */
+  readonly usage?: { readonly board: UsageBoard; readonly slot: number }
+}
+
+/** Checks `tokens` are vocabulary ids; throws a RangeError naming the first bad one. */
+export function checkTokens(tokens: readonly number[], vocabSize: number): void {
+  if (tokens.length === 0) throw new RangeError('forward needs at least one token')
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]
+    if (!Number.isInteger(t) || t < 0 || t >= vocabSize) throw new RangeError(`token ${i} is ${t}, outside the vocabulary [0, ${vocabSize})`)
+  }
+}
+
+/** A model ready to run: forward tokens at a position, get the last position's logits. */
+export class SingleSessionEngine {
+  readonly config: ModelConfig
+  readonly contextLength: number
+  private readonly cache: KvCache
+  private readonly chunk: number
+  // reused input buffers, sized for one chunk: [chunk, dim] and [chunk]
+  private readonly hidden: Float32Array
+  private readonly positions: BigInt64Array
+  // the run's feeds, reused across runs (decode builds no tensors per token): hidden/positions are
+  // rebuilt when the run length changes, the cache tensors when the cache's buffers grow
+  private readonly feeds: Record<string, OrtTensor> = {}
+  private feedCount = -1
+  private feedKeys: Float32Array | null = null
+  private disposed = false
+  private readonly usage: SingleSessionOptions['usage']
+
+  constructor(
+    private readonly model: CompilableModel,
+    private readonly session: OrtSession,
+    options: SingleSessionOptions
+  ) {
+    this.config = model.config
+    const { contextLength } = options
+    if (!Number.isInteger(contextLength) || contextLength < 1 || contextLength > model.config.contextLength) {
+      throw new RangeError(`contextLength ${contextLength} must be in [1, ${model.config.contextLength}]`)
+    }
+    this.contextLength = contextLength
+    const chunk = options.prefillChunk ?? DEFAULT_PREFILL_CHUNK
+    if (!Number.isInteger(chunk) || chunk < 1) throw new RangeError(`prefillChunk must be a positive integer, got ${chunk}`)
+    this.chunk = Math.min(chunk, MAX_PREFILL_CHUNK, contextLength)
+    const c = model.config
+    this.cache = new KvCache({ nLayers: c.nLayers, nKvHeads: c.nKvHeads, headDim: c.headDim, maxLen: contextLength })
+    this.hidden = new Float32Array(this.chunk * c.dim)
+    this.positions = new BigInt64Array(this.chunk)
+    this.usage = options.usage
+  }
+
+  /** Positions currently cached (the next position to run). */
+  get cacheLength(): number {
+    return this.cache.length
+  }
+
+  /**
+   * Runs `tokens` at positions pos.. and returns the logits [vocab] of the last one (a fresh array the
+   * caller owns). `pos` must be ≤ the cached length; a smaller `pos` rewinds the cache to it first
+   * (regenerate). Prompts longer than the prefill chunk run in several graph runs.
+   */
+  async forward(tokens: readonly number[], pos: number): Promise<Float32Array> {
+    if (this.disposed) throw new Error('model engine disposed')
+    checkTokens(tokens, this.config.vocabSize)
+    if (!Number.isInteger(pos) || pos < 0) throw new RangeError(`position must be a non-negative integer, got ${pos}`)
+    if (pos > this.cache.length) throw new RangeError(`position ${pos} is past the cached length ${this.cache.length}`)
+    if (pos + tokens.length > this.contextLength) {
+      throw new ContextOverflowError(`context overflow: ${pos} cached + ${tokens.length} new tokens > context length ${this.contextLength}`)
+    }
+    this.cache.truncate(pos)
+    // one growth for the whole call rather than one per chunk
+    this.cache.reserve(pos + tokens.length)
+    let logits: Float32Array | null = null
+    for (let start = 0; start < tokens.length; start += this.chunk) {
+      logits = await this.runChunk(tokens, start, Math.min(this.chunk, tokens.length - start))
+    }
+    if (!logits) throw new Error('unreachable: no chunk ran')
+    return logits
+  }
+
+  /** Rewinds the cache to `pos` positions. */
+  truncate(pos: number): void {
+    this.cache.truncate(pos)
+  }
+
+  /** Releases the session. */
+  async dispose(): Promise<void> {
+    if (this.disposed) return
+    this.disposed = true
+    await this.session.release()
+  }
+
+  /** session.run, its time recorded on the usage board (counted live while it runs). */
+  private async timedRun(feeds: Readonly<Record<string, OrtTensor>>): Promise<Record<string, OrtTensor>> {
+    const usage = this.usage
+    if (!usage) return this.session.run(feeds)
+    return usage.board.timed(usage.slot, () => this.session.run(feeds))
+  }
+
+  private async runChunk(tokens: readonly number[], start: number, count: number): Promise<Float32Array> {
+    const { dim, nLayers, nKvHeads, headDim } = this.config
+    const past = this.cache.length
+    const capacity = this.cache.capacity
+    const emb = this.model.weights.tokenEmbedding
+    for (let i = 0; i < count; i++) {
+      dequantizeRows(emb, tokens[start + i], 1, this.hidden, i * dim)
+      this.positions[i] = BigInt(past + i)
+    }
+    const feeds = this.feeds
+    if (count !== this.feedCount) {
+      feeds[VALUE.hidden] = float32Tensor(this.hidden.subarray(0, count * dim), [1, count, dim])
+      feeds[VALUE.positions] = int64Tensor(this.positions.subarray(0, count), [count])
+      this.feedCount = count
+    }
+    // the cache swaps in new buffers only when it grows; layer 0's key buffer identifies the current set
+    if (this.cache.past(0).keys !== this.feedKeys) {
+      for (let l = 0; l < nLayers; l++) {
+        const p = this.cache.past(l)
+        feeds[VALUE.pastK(l)] = float32Tensor(p.keys, [nKvHeads, headDim, capacity])
+        feeds[VALUE.pastV(l)] = float32Tensor(p.values, [nKvHeads, capacity, headDim])
+      }
+      this.feedKeys = this.cache.past(0).keys
+    }
+    const out = await this.timedRun(feeds)
+    const kvTensor = out[KV_OUTPUT]
+    if (!kvTensor) throw new Error('graph did not return the new K/V rows')
+    const kv = tensorFloat32Data(kvTensor, KV_OUTPUT)
+    // [2·nLayers, count, nKv·hd]: layer l's keys at 2l, values at 2l + 1
+    const block = count * nKvHeads * headDim
+    if (kv.length !== 2 * nLayers * block) throw new Error(`graph returned ${kv.length} K/V values, expected ${2 * nLayers * block}`)
+    for (let l = 0; l < nLayers; l++) {
+      this.cache.write(l, kv.subarray(2 * l * block, (2 * l + 1) * block), kv.subarray((2 * l + 1) * block, (2 * l + 2) * block), count)
+    }
+    this.cache.commit(count)
+    const logitsTensor = out[VALUE.logits]
+    if (!logitsTensor) throw new Error('graph did not return logits')
+    const logits = tensorFloat32Data(logitsTensor, VALUE.logits)
+    if (logits.length !== this.config.vocabSize) throw new Error(`graph returned ${logits.length} logits, expected ${this.config.vocabSize}`)
+    // own the buffer exactly, so the worker can transfer it
+    return logits.byteOffset === 0 && logits.buffer.byteLength === logits.byteLength && logits.buffer instanceof ArrayBuffer ? logits : logits.slice()
+  }
+}

@@ -67,7 +67,7 @@ function enginePatterns(layer) {
     BAN_PARENT_BARREL,
     ban(
       `${UP}(${[...MAIN_FOLDERS, 'engine', 'main', 'preload', 'renderer'].join('|')})(/|$)`,
-      'main/engine/ imports nothing from outside the engine.'
+      'main/engine/ imports nothing from outside the engine (but main/common).'
     )
   ]
   if (above.length > 0) {
@@ -157,6 +157,15 @@ export default defineConfig(
     BAN_SQLITE,
     ban('^\\.\\.(/|$)', 'main/engine/ imports nothing from outside the engine.'),
     ban('^\\./[^/]+/(?!index$).+', "main/engine/index.ts re-exports a folder through its index.ts ('./runtime'), not its files.")
+  ]),
+
+  // --- main/common: the boundary reader every layer of main/ builds on; it imports nothing ---
+  layer('main-common', ['main/common/**/*.ts'], [
+    BAN_ELECTRON,
+    BAN_ORT,
+    BAN_SQLITE,
+    BAN_NODE_BUILTINS,
+    ban('^\\.\\.(/|$)', 'main/common/ imports nothing from outside itself: every layer of main/ builds on it.')
   ]),
 
   // --- main/ outside the engine ---

@@ -8,7 +8,8 @@
 import { loadModel } from '../main/engine/model'
 import { parsePlacement, weightInfoOf } from '../main/engine/plan'
 import { openModelWorker, usageDelta, type ModelWorkerClient } from '../main/engine/runtime'
-import { parseDeviceList } from '../main/engine/runtime/model-worker/protocol-devices'
+import { failWith } from '../main/common/reader'
+import { readDeviceList } from '../main/engine/devices'
 import { argmax } from './peer-tandem'
 import { parsePlacementChildInit, parsePlacementRequest, type PlacementChildInit, type PlacementMessage, type PlacementRequest } from './placement-protocol'
 
@@ -30,7 +31,7 @@ const errorMessage = (e: unknown): string => (e instanceof Error ? (e.stack ?? e
 async function open(init: PlacementChildInit): Promise<ModelWorkerClient> {
   const model = await loadModel(init.modelPath)
   if (model.weights === null) throw new Error(`${init.modelPath}: the weights did not load`)
-  const devices = parseDeviceList(init.devices)
+  const devices = readDeviceList(failWith((m) => new Error(`placement child init: ${m}`)), 'devices', init.devices)
   const placement = parsePlacement(init.placement, model.config, devices, weightInfoOf(model.weights))
   return openModelWorker(init.modelPath, { placement, devices, maxContext: init.contextSize, cacheDir: init.graphCacheDir })
 }

@@ -16,7 +16,8 @@ import {
   type ThemeSetting
 } from '../../preload/api'
 import type { ApiArgs } from './api-types'
-import { invalid } from './errors'
+import { readArray, readChoice, readInteger, readNumber, readRecord, readText, type JsonRecord } from '../common/reader'
+import { failInvalid, invalid } from './errors'
 import { placementSetting } from './placement-setting'
 
 /** One validator per channel: raw arguments (unknown) in, typed arguments out, or a ValidationError. */
@@ -25,32 +26,19 @@ export type ApiValidators = { readonly [C in ApiChannel]: (args: unknown) => Api
 /** Themes the settings accept. */
 export const THEMES: readonly ThemeSetting[] = Object.freeze(['system', 'light', 'dark'])
 
-/** True for a plain object (not null, not an array); narrows so fields can be read as unknown. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
-
 /** The arguments array, which must have exactly `count` entries. */
 function argList(args: unknown, count: number): readonly unknown[] {
-  if (!Array.isArray(args)) throw invalid('arguments must be an array')
-  if (args.length !== count) throw invalid(`expected ${count} argument${count === 1 ? '' : 's'}, got ${args.length}`)
-  return args
+  return readArray(failInvalid, 'arguments', args, count, count)
 }
 
 /** An object whose keys are all in `allowed` (so a typo is an error, not a silently ignored field). */
-function object(value: unknown, field: string, allowed: readonly string[]): Record<string, unknown> {
-  if (!isRecord(value)) throw invalid(`${field} must be an object`)
-  for (const key of Object.keys(value)) {
-    if (!allowed.includes(key)) throw invalid(`${field} has an unknown field "${key.slice(0, 50)}"`)
-  }
-  return value
+function object(value: unknown, field: string, allowed: readonly string[]): JsonRecord {
+  return readRecord(failInvalid, field, value, [], allowed)
 }
 
 /** A string of at most `maxChars` characters. */
 export function text(value: unknown, field: string, maxChars: number): string {
-  if (typeof value !== 'string') throw invalid(`${field} must be a string`)
-  if (value.length > maxChars) throw invalid(`${field} is ${value.length} characters long; the limit is ${maxChars}`)
-  return value
+  return readText(failInvalid, field, value, maxChars)
 }
 
 /** A non-empty id without control characters. */
@@ -70,11 +58,7 @@ export function path(value: unknown, field: string): string {
 
 /** A number in [min, max]; `integer` additionally requires a whole number. */
 function numberIn(value: unknown, field: string, min: number, max: number, integer = false): number {
-  const ok = typeof value === 'number' && Number.isFinite(value) && value >= min && value <= max
-  if (!ok || (integer && !Number.isInteger(value))) {
-    throw invalid(`${field} must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}`)
-  }
-  return value
+  return integer ? readInteger(failInvalid, field, value, min, max) : readNumber(failInvalid, field, value, min, max)
 }
 
 /** A message's text: within the limit and not blank. */
@@ -97,8 +81,7 @@ export function samplingSettings(value: unknown, field = 'sampling'): SamplingSe
 
 /** A `sinceMs` for devices.usage: an epoch time in ms (0 = everything in the window). */
 function sinceMs(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw invalid(`${field} must be a finite number of ms, 0 or more`)
-  return value
+  return readNumber(failInvalid, field, value, 0, Number.MAX_VALUE)
 }
 
 /** A model id (absolute path) or null for "the default model". */
@@ -108,9 +91,7 @@ function modelIdOrNull(value: unknown, field: string): string | null {
 
 /** A theme setting. */
 export function theme(value: unknown, field = 'theme'): ThemeSetting {
-  const found = THEMES.find((t) => t === value)
-  if (found === undefined) throw invalid(`${field} must be one of ${THEMES.join(', ')}`)
-  return found
+  return readChoice(failInvalid, field, value, THEMES)
 }
 
 function conversationPatch(value: unknown, field: string): ConversationPatch {

@@ -5,6 +5,7 @@
 import { ContextOverflowError, ModelFormatError } from '../engine'
 import { StoreNotFoundError } from '../store'
 import type { ApiErrorShape } from '../../preload/api'
+import { failWith, type Fail } from '../common/reader'
 
 /** Every error name that crosses the boundary. */
 export type ApiErrorName =
@@ -49,6 +50,9 @@ export class ApiError extends Error {
 export function invalid(message: string): ApiError {
   return new ApiError('ValidationError', message)
 }
+
+/** The shared reader's Fail for API arguments: a ValidationError naming the field. */
+export const failInvalid: Fail = failWith(invalid)
 
 /** Engine errors whose name is meaningful to the UI as is (they may come from a worker, so match by name). */
 const PASSTHROUGH_NAMES: ReadonlySet<string> = new Set(['ContextOverflowError'])

@@ -6,7 +6,8 @@
  */
 import { API_LIMITS, type PlacementJson, type PlacementSetting, type PresetName } from '../../preload/api'
 import { parsePlacementShape, PlacementError, PRESET_IDS, type PresetId } from '../engine'
-import { invalid } from './errors'
+import { readChoice, readRecord } from '../common/reader'
+import { failInvalid, invalid } from './errors'
 
 /** The presets the setting accepts: the engine's PRESET_IDS, typed as the contract's PresetName. */
 export const PRESET_NAMES: readonly PresetName[] = PRESET_IDS
@@ -17,23 +18,6 @@ export const PRESET_NAMES_MATCH_ENGINE: Same<PresetId, PresetName> = true
 
 /** The choice until the user makes one: everything on the CPU (the fast single-session path). */
 export const DEFAULT_PLACEMENT_SETTING: PlacementSetting = Object.freeze({ preset: 'cpu' })
-
-/** An object with exactly the `required` keys (plus `optional` ones), so a typo is an error. */
-function record(value: unknown, field: string, required: readonly string[], optional: readonly string[] = []): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(`${field} must be an object`)
-  for (const key of Object.keys(value)) {
-    if (!required.includes(key) && !optional.includes(key)) throw invalid(`${field} has an unknown field "${key.slice(0, 50)}"`)
-  }
-  const o: Record<string, unknown> = { ...value }
-  for (const key of required) if (!Object.hasOwn(o, key)) throw invalid(`${field}.${key} is missing`)
-  return o
-}
-
-function choice<T extends string>(value: unknown, field: string, choices: readonly T[]): T {
-  const found = choices.find((c) => c === value)
-  if (found === undefined) throw invalid(`${field} must be one of ${choices.join(', ')}`)
-  return found
-}
 
 /** A Placement JSON with the right shape, names and limits (not yet checked against a model or devices). */
 export function placementJson(value: unknown, field = 'placement'): PlacementJson {
@@ -52,11 +36,11 @@ export function placementJson(value: unknown, field = 'placement'): PlacementJso
 
 /** A placement choice: `{ preset }` with a known preset, or `{ preset: 'custom', placement }`. */
 export function placementSetting(value: unknown, field = 'setting'): PlacementSetting {
-  const preset = record(value, field, ['preset'], ['placement']).preset
+  const preset = readRecord(failInvalid, field, value, ['preset'], ['placement']).preset
   if (preset === 'custom') {
-    const o = record(value, field, ['preset', 'placement'])
+    const o = readRecord(failInvalid, field, value, ['preset', 'placement'])
     return { preset, placement: placementJson(o.placement, `${field}.placement`) }
   }
-  record(value, field, ['preset'])
-  return { preset: choice(preset, `${field}.preset`, PRESET_NAMES) }
+  readRecord(failInvalid, field, value, ['preset'])
+  return { preset: readChoice(failInvalid, `${field}.preset`, preset, PRESET_NAMES) }
 }

@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto'
 import type { Db, Stmt } from './database'
 import { StoreNotFoundError } from './errors'
-import { isRecord, parseJson, RowReader, toJsonObject, type JsonObject } from './rows'
+import { isRecord } from '../common/reader'
+import { parseJson, RowReader, toJsonObject, type JsonObject } from './rows'
 import { MATCH_END, MATCH_START, MAX_SEARCH_LIMIT, splitSnippet, toFtsQuery } from './search-query'
 import type { Conversation, NewConversation, SearchHit, StoreOptions } from './types'
 

@@ -3,6 +3,7 @@
  * rows, and each column is checked for the type the schema promises. A mismatch throws StoreDataError
  * naming the table, row and column. JSON values are checked the same way.
  */
+import { FieldReader, isRecord } from '../common/reader'
 import { StoreDataError } from './errors'
 
 /** A value JSON can represent. */
@@ -15,11 +16,6 @@ export interface JsonObject {
 
 /** Nesting limit for stored JSON (settings, sampling); generous for settings, and stops runaway recursion. */
 export const MAX_JSON_DEPTH = 64
-
-/** True for a non-null, non-array object; narrows so its fields can be read as `unknown`. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
-}
 
 /** Checks a JSON value deeply (finite numbers, plain objects and arrays only) and returns it typed. */
 export function toJsonValue(value: unknown, depth = 0): JsonValue | undefined {
@@ -68,60 +64,39 @@ export function parseJson(text: string): unknown {
 
 /** Column readers bound to one row, so errors can name the table, the row id and the column. */
 export class RowReader {
-  private readonly row: Record<string, unknown>
-  private readonly rowKey: string | undefined
+  private readonly columns: FieldReader
 
-  constructor(
-    private readonly table: string,
-    row: unknown,
-    keyColumn = 'id'
-  ) {
+  constructor(table: string, row: unknown, keyColumn = 'id') {
     if (!isRecord(row)) throw new StoreDataError(table, undefined, `expected a row object, got ${typeof row}`)
-    this.row = row
     const key = row[keyColumn]
-    this.rowKey = typeof key === 'string' ? key : undefined
+    const rowKey = typeof key === 'string' ? key : undefined
+    this.columns = new FieldReader((column, detail) => {
+      throw new StoreDataError(table, rowKey, `column ${column}: ${detail}`)
+    }, '', row)
   }
 
   /** A TEXT NOT NULL column. */
   text(column: string): string {
-    const v = this.row[column]
-    if (typeof v !== 'string') throw this.bad(column, 'text', v)
-    return v
+    return this.columns.text(column, Number.MAX_SAFE_INTEGER)
   }
 
   /** A nullable TEXT column. */
   textOrNull(column: string): string | null {
-    const v = this.row[column]
-    if (v === null) return null
-    if (typeof v !== 'string') throw this.bad(column, 'text or NULL', v)
-    return v
+    return this.columns.textOrNull(column, Number.MAX_SAFE_INTEGER)
   }
 
   /** An INTEGER NOT NULL column (times in ms, sequence numbers); must be a safe integer. */
   int(column: string): number {
-    const v = this.row[column]
-    if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw this.bad(column, 'an integer', v)
-    return v
+    return this.columns.int(column, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)
   }
 
   /** A nullable INTEGER column. */
   intOrNull(column: string): number | null {
-    const v = this.row[column]
-    if (v === null) return null
-    if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw this.bad(column, 'an integer or NULL', v)
-    return v
+    return this.columns.intOrNull(column, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)
   }
 
   /** A TEXT column holding one of `allowed`. */
   oneOf<T extends string>(column: string, allowed: readonly T[]): T {
-    const v = this.row[column]
-    const match = allowed.find((a) => a === v)
-    if (match === undefined) throw this.bad(column, `one of ${allowed.join(', ')}`, v)
-    return match
-  }
-
-  private bad(column: string, expected: string, got: unknown): StoreDataError {
-    const shown = typeof got === 'string' ? JSON.stringify(got.slice(0, 40)) : String(got)
-    return new StoreDataError(this.table, this.rowKey, `column ${column} should be ${expected}, got ${typeof got} ${shown}`)
+    return this.columns.choice(column, allowed)
   }
 }

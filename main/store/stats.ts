@@ -1,5 +1,6 @@
 /** @file The `stats_json` column of messages: checked on the way in and out, field by field. */
-import { isRecord, parseJson } from './rows'
+import { isRecord } from '../common/reader'
+import { parseJson } from './rows'
 import type { DeviceBusy, MessageStats } from './types'
 
 /** Number fields of MessageStats; each must be a finite number. */

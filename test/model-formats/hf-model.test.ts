@@ -133,7 +133,7 @@ describe('random HF folders', () => {
       await rejects(folder, file, pattern)
     }
     await withConfig({ model_type: 'gpt_neox', architectures: ['GPTNeoXForCausalLM'] }, /not supported \(supported: llama, mistral, qwen2\)/)
-    await withConfig({ hidden_size: undefined }, /hidden_size must be an integer/)
+    await withConfig({ hidden_size: undefined }, /hidden_size: expected an integer/)
     await withConfig({ num_key_value_heads: 3 }, /num_key_value_heads 3 does not divide/)
     await withConfig({ rope_scaling: { type: 'yarn', factor: 4 } }, /rope_scaling type "yarn" is not supported/)
     await withConfig({ rope_scaling: { rope_type: 'llama3', factor: 8 } }, /rope_scaling\.low_freq_factor/)

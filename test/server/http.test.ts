@@ -126,7 +126,7 @@ describe('request validation', () => {
     await expectError(await api('app', 'constructor', []), 400, 'UnknownMethodError')
     await expectError(await raw('POST', '/api/app', auth(), '{"args":[]}'), 400, 'UnknownMethodError')
     const message = await expectError(await api('conversations', 'get', [42]), 400, 'ValidationError')
-    expect(message).toMatch(/conversations:get: id must be a string/)
+    expect(message).toMatch(/conversations:get: id: expected a string/)
     await expectError(await raw('POST', '/api/app/version', auth(), '{"args": ['), 400, 'InvalidJsonError')
     await expectError(await raw('POST', '/api/app/version', auth(), '{"arguments": []}'), 400, 'ValidationError')
     await expectError(await raw('POST', '/api/app/version', auth(), '[]'), 400, 'ValidationError')

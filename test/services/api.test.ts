@@ -25,29 +25,29 @@ describe('validation', () => {
   })
 
   const BAD: Array<[string, unknown[], RegExp]> = [
-    ['conversations:get', [], /expected 1 argument/],
-    ['conversations:get', [42], /id must be a string/],
-    ['conversations:get', ['a', 'b'], /expected 1 argument/],
-    ['conversations:get', ['x'.repeat(API_LIMITS.maxIdChars + 1)], /limit is/],
-    ['conversations:create', [null], /init must be an object/],
+    ['conversations:get', [], /arguments: expected 1 entry, got 0/],
+    ['conversations:get', [42], /id: expected a string, got 42/],
+    ['conversations:get', ['a', 'b'], /arguments: expected 1 entry, got 2/],
+    ['conversations:get', ['x'.repeat(API_LIMITS.maxIdChars + 1)], /more than the limit of/],
+    ['conversations:create', [null], /init: expected an object, got null/],
     ['conversations:create', [{ titel: 'typo' }], /unknown field "titel"/],
-    ['conversations:create', [{ title: 'x'.repeat(API_LIMITS.maxTitleChars + 1) }], /init.title is 501 characters/],
-    ['conversations:update', ['id', { sampling: { temperature: -1, topP: 1, maxTokens: 5 } }], /temperature must be a number from 0 to 2/],
-    ['conversations:update', ['id', { sampling: { temperature: 1, topP: 1, maxTokens: 1.5 } }], /maxTokens must be an integer/],
+    ['conversations:create', [{ title: 'x'.repeat(API_LIMITS.maxTitleChars + 1) }], /init\.title: 501 characters is more than the limit/],
+    ['conversations:update', ['id', { sampling: { temperature: -1, topP: 1, maxTokens: 5 } }], /temperature: -1 is out of range \[0, 2\]/],
+    ['conversations:update', ['id', { sampling: { temperature: 1, topP: 1, maxTokens: 1.5 } }], /maxTokens: expected an integer, got 1\.5/],
     ['conversations:update', ['id', { sampling: { temperature: 1, topP: 0, maxTokens: 5 } }], /topP/],
     ['conversations:update', ['id', { sampling: { temperature: 1, topP: 1 } }], /maxTokens/],
-    ['conversations:update', ['id', { modelId: 7 }], /modelId must be a string/],
-    ['conversations:search', ['q'.repeat(API_LIMITS.maxSearchChars + 1)], /query is/],
+    ['conversations:update', ['id', { modelId: 7 }], /modelId: expected a string, got 7/],
+    ['conversations:search', ['q'.repeat(API_LIMITS.maxSearchChars + 1)], /query: \d+ characters is more than the limit/],
     ['models:addFolder', ['a\u0000b'], /non-empty path/],
     ['models:addFolder', [''], /non-empty path/],
-    ['chat:send', [{ requestId: 'r', conversationId: 'c' }], /content must be a string/],
+    ['chat:send', [{ requestId: 'r', conversationId: 'c' }], /content: expected a string, got nothing/],
     ['chat:send', [{ requestId: '', conversationId: 'c', content: 'hi' }], /requestId must be a non-empty id/],
-    ['chat:send', [{ requestId: 'r', conversationId: 'c', content: 'x'.repeat(API_LIMITS.maxMessageChars + 1) }], /limit is 1000000/],
+    ['chat:send', [{ requestId: 'r', conversationId: 'c', content: 'x'.repeat(API_LIMITS.maxMessageChars + 1) }], /more than the limit of 1000000/],
     ['chat:edit', [{ requestId: 'r', conversationId: 'c', content: 'hi' }], /messageId/],
-    ['chat:stop', [{}], /requestId must be a string/],
-    ['settings:update', [{ theme: 'neon' }], /theme must be one of system, light, dark/],
-    ['settings:update', [[]], /patch must be an object/],
-    ['models:list', ['extra'], /expected 0 arguments/]
+    ['chat:stop', [{}], /requestId: expected a string, got an object/],
+    ['settings:update', [{ theme: 'neon' }], /theme: "neon" is not one of system, light, dark/],
+    ['settings:update', [[]], /patch: expected an object, got an array/],
+    ['models:list', ['extra'], /arguments: expected 0 entries, got 1/]
   ]
   it.each(BAD)('%s %j is a ValidationError', async (channel, args, message) => {
     const outcome = await f.call(channel, ...args)

@@ -151,14 +151,14 @@ function cpuPlacement(prefill: Record<string, unknown> = {}): Record<string, unk
 
 describe('invalid input', () => {
   const BAD: Array<[string, unknown[], RegExp]> = [
-    ['devices:usage', [], /expected 1 argument/],
-    ['devices:usage', [-1], /sinceMs must be a finite number/],
-    ['devices:usage', [Infinity], /sinceMs must be a finite number/],
-    ['devices:usage', ['0'], /sinceMs must be a finite number/],
-    ['devices:list', [1], /expected 0 arguments/],
-    ['devices:setPlacement', [{ preset: 'warp' }], /setting.preset must be one of cpu, gpu/],
+    ['devices:usage', [], /arguments: expected 1 entry, got 0/],
+    ['devices:usage', [-1], /sinceMs: -1 is out of range/],
+    ['devices:usage', [Infinity], /sinceMs: expected a finite number/],
+    ['devices:usage', ['0'], /sinceMs: expected a finite number/],
+    ['devices:list', [1], /arguments: expected 0 entries, got 1/],
+    ['devices:setPlacement', [{ preset: 'warp' }], /setting\.preset: "warp" is not one of cpu, gpu/],
     ['devices:setPlacement', [{ preset: 'cpu', placement: cpuPlacement() }], /unknown field "placement"/],
-    ['devices:setPlacement', [{ preset: 'custom' }], /setting.placement is missing/],
+    ['devices:setPlacement', [{ preset: 'custom' }], /setting: missing field "placement"/],
     ['devices:setPlacement', [{ preset: 'custom', placement: { ...cpuPlacement(), version: 2 } }], /setting\.placement\.version: 2 is not supported \(this build reads version 1\)/],
     ['devices:setPlacement', [{ preset: 'custom', placement: { ...cpuPlacement(), phases: {} } }], /setting\.placement\.phases: missing field "prefill"/],
     ['devices:setPlacement', [{ preset: 'custom', placement: cpuPlacement({ groups: [{ layer: 'all', group: 'mlp', device: 'cpu' }] }) }], /setting\.placement\.phases\.prefill\.groups\[0\]\.group: "mlp" is not one of attn-norm/],

@@ -169,6 +169,6 @@ describe('row validation', () => {
       caught = err
     }
     expect(caught).toBeInstanceOf(StoreDataError)
-    expect(String(caught)).toContain(`conversations row "${c.id}": column created_at should be an integer, got string "yesterday"`)
+    expect(String(caught)).toContain(`conversations row "${c.id}": column created_at: expected an integer, got "yesterday"`)
   })
 })

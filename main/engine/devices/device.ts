@@ -4,14 +4,20 @@
  */
 
 /** The kind of hardware behind a device; 'software-gpu' is a GPU API implemented on the CPU (e.g. Mesa lavapipe). */
-export type DeviceKind = 'cpu' | 'igpu' | 'dgpu' | 'npu' | 'software-gpu'
+export const DEVICE_KINDS = Object.freeze(['cpu', 'igpu', 'dgpu', 'npu', 'software-gpu'] as const)
+
+/** One of DEVICE_KINDS. */
+export type DeviceKind = (typeof DEVICE_KINDS)[number]
 
 /**
  * ready: probed (or, without probing, the always-present CPU) and usable; failed: the EP is present but its
  * probe failed (reason says how); unavailable: this build or OS cannot load the EP at all; unprobed: present,
  * but `discoverDevices` was asked not to probe, so nothing is known yet (not used by the planner).
  */
-export type DeviceStatus = 'ready' | 'failed' | 'unavailable' | 'unprobed'
+export const DEVICE_STATUSES = Object.freeze(['ready', 'failed', 'unavailable', 'unprobed'] as const)
+
+/** One of DEVICE_STATUSES. */
+export type DeviceStatus = (typeof DEVICE_STATUSES)[number]
 
 /** Contrib/LLM ops the engine's graphs may use; each device reports which of them load with CPU fallback off. */
 export const CONTRIB_OPS = Object.freeze([

@@ -19,6 +19,8 @@ export {
 export { createEpSession, DISABLE_CPU_EP_FALLBACK_KEY, type EpSessionConfig } from './ort'
 export {
   CONTRIB_OPS,
+  DEVICE_KINDS,
+  DEVICE_STATUSES,
   type ContribOp,
   type DeviceContract,
   type DeviceInfo,
@@ -32,5 +34,6 @@ export { describeCpu, guessWebGpuAdapter, listGpuNodes, listVulkanIcds, type Cpu
 export { contribOpCases, matmulAddCase, PROBE_TOLERANCE, type ProbeCase, type ProbeRun } from './probe-cases'
 export { probeEpInProcess, runProbeCase } from './probe-run'
 export { clearProbeCache, probeEp, DEFAULT_PROBE_TIMEOUT_MS, MAX_PROBE_TIMEOUT_MS, type ProbeOptions } from './probe'
-export { parseEpProbeResult, parseProbeMessage, ProbeProtocolError, type ProbeMessage } from './probe-protocol'
+export { parseEpProbeResult, parseProbeMessage, readProbeCheck, ProbeProtocolError, type ProbeMessage } from './probe-protocol'
+export { readDeviceList, MAX_LISTED_DEVICES, MAX_DEVICE_ID_LENGTH } from './device-list'
 export { discoverDevices, SECOND_CPU_ID, type DiscoverOptions } from './discover'

@@ -2,6 +2,7 @@
  * @file The one message a probe child sends its parent over the IPC channel, and its validation: the
  * parent trusts nothing that crosses the process boundary until it has the expected shape.
  */
+import { FieldReader, failWith, type Fail } from '../../common/reader'
 import type { EpProbeResult, ProbeCheck } from './device'
 
 /** Most checks one probe reports (basic graph + one per contrib op, with room to grow). */
@@ -17,68 +18,41 @@ export class ProbeProtocolError extends Error {
   override readonly name = 'ProbeProtocolError'
 }
 
-function field(v: object, key: string): unknown {
-  return Object.hasOwn(v, key) ? Reflect.get(v, key) : undefined
-}
+const fail = failWith((message) => new ProbeProtocolError(`probe message: ${message}`))
 
-function str(v: object, key: string): string {
-  const s = field(v, key)
-  if (typeof s !== 'string' || s.length > MAX_PROBE_STRING_CHARS) throw new ProbeProtocolError(`probe message: ${key} must be a string of ≤ ${MAX_PROBE_STRING_CHARS} chars`)
-  return s
-}
-
-function strOrNull(v: object, key: string): string | null {
-  return field(v, key) === null ? null : str(v, key)
-}
-
-function bool(v: object, key: string): boolean {
-  const b = field(v, key)
-  if (typeof b !== 'boolean') throw new ProbeProtocolError(`probe message: ${key} must be a boolean`)
-  return b
-}
-
-function nonNegative(v: object, key: string): number {
-  const n = field(v, key)
-  if (typeof n !== 'number' || !Number.isFinite(n) || n < 0) throw new ProbeProtocolError(`probe message: ${key} must be a finite number ≥ 0`)
-  return n
-}
-
-function record(v: unknown, what: string): object {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ProbeProtocolError(`probe message: ${what} must be an object`)
-  return v
-}
-
-function parseCheck(v: unknown): ProbeCheck {
-  const o = record(v, 'check')
+/** Reads one probe check at `path` (also used for the checks of a device list crossing into a worker). */
+export function readProbeCheck(fail: Fail, path: string, v: unknown): ProbeCheck {
+  const o = new FieldReader(fail, path, v)
   return {
-    name: str(o, 'name'),
-    ok: bool(o, 'ok'),
-    maxAbsError: field(o, 'maxAbsError') === null ? null : nonNegative(o, 'maxAbsError'),
-    ms: nonNegative(o, 'ms'),
-    error: strOrNull(o, 'error')
+    name: o.text('name', MAX_PROBE_STRING_CHARS),
+    ok: o.bool('ok'),
+    maxAbsError: o.numberOrNull('maxAbsError', 0, Infinity),
+    ms: o.number('ms', 0, Infinity),
+    error: o.textOrNull('error', MAX_PROBE_STRING_CHARS)
   }
 }
 
 /** Validates an EpProbeResult (e.g. decoded from JSON). */
 export function parseEpProbeResult(v: unknown): EpProbeResult {
-  const o = record(v, 'result')
-  const checks = field(o, 'checks')
-  if (!Array.isArray(checks) || checks.length > MAX_PROBE_CHECKS) throw new ProbeProtocolError(`probe message: checks must be an array of ≤ ${MAX_PROBE_CHECKS}`)
+  return readEpProbeResult(fail, 'result', v)
+}
+
+function readEpProbeResult(fail: Fail, path: string, v: unknown): EpProbeResult {
+  const o = new FieldReader(fail, path, v)
   return {
-    ep: str(o, 'ep'),
-    ok: bool(o, 'ok'),
-    reason: strOrNull(o, 'reason'),
-    staticShapesOnly: bool(o, 'staticShapesOnly'),
-    checks: checks.map(parseCheck),
-    probeMs: nonNegative(o, 'probeMs')
+    ep: o.text('ep', MAX_PROBE_STRING_CHARS),
+    ok: o.bool('ok'),
+    reason: o.textOrNull('reason', MAX_PROBE_STRING_CHARS),
+    staticShapesOnly: o.bool('staticShapesOnly'),
+    checks: o.list('checks', MAX_PROBE_CHECKS).map((c, i) => readProbeCheck(fail, `${o.at('checks')}[${i}]`, c)),
+    probeMs: o.number('probeMs', 0, Infinity)
   }
 }
 
 /** Validates a message from a probe child. */
 export function parseProbeMessage(v: unknown): ProbeMessage {
-  const o = record(v, 'message')
-  const type = field(o, 'type')
-  if (type === 'result') return { type, result: parseEpProbeResult(field(o, 'result')) }
-  if (type === 'error') return { type, message: str(o, 'message') }
-  throw new ProbeProtocolError(`probe message: unknown type ${JSON.stringify(type)}`)
+  const o = new FieldReader(fail, 'message', v)
+  const type = o.choice('type', ['result', 'error'])
+  if (type === 'result') return { type, result: readEpProbeResult(fail, o.at('result'), o.raw('result')) }
+  return { type, message: o.text('message', MAX_PROBE_STRING_CHARS) }
 }

@@ -3,11 +3,12 @@
  * listed in model.safetensors.index.json), tokenizer.json + tokenizer_config.json, generation_config.json.
  * HF matrices are already [out, in]; HF Q/K weights expect rotate-half RoPE.
  */
+import { isRecord, readInteger, readNumber, type Fail } from '../../common/reader'
 import { existsSync, statSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { ModelFormatError } from './errors'
 import { readSafetensors, readSafetensorsHeader, type SafetensorsEntry } from './safetensors'
-import { MAX_HF_VOCAB, isRecord, loadHfTokenizer, readJsonFile } from './tokenizer/hf-tokenizer'
+import { MAX_HF_VOCAB, loadHfTokenizer, readJsonFile } from './tokenizer/hf-tokenizer'
 import type { Architecture, LayerWeights, Llama3RopeScaling, LoadOptions, LoadedModel, ModelConfig, ModelWeights, Tensor } from './types'
 
 /** Largest model.safetensors.index.json read. */
@@ -64,16 +65,9 @@ function readHfConfig(file: string): HfConfig {
   if (!architecture) {
     fail(`model_type ${JSON.stringify(modelType)} / architectures ${JSON.stringify(arch0)} is not supported (supported: llama, mistral, qwen2)`)
   }
-  const int = (name: string, max: number, fallback?: number): number => {
-    const v = json[name] ?? fallback
-    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0 || v > max) fail(`${name} must be an integer in 1..${max}, got ${JSON.stringify(v)}`)
-    return v
-  }
-  const positive = (name: string, fallback: number): number => {
-    const v = json[name] ?? fallback
-    if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) fail(`${name} must be a positive number, got ${JSON.stringify(v)}`)
-    return v
-  }
+  const failAt: Fail = (path, detail) => fail(`${path}: ${detail}`)
+  const int = (name: string, max: number, fallback?: number): number => readInteger(failAt, name, json[name] ?? fallback, 1, max)
+  const positive = (name: string, fallback: number): number => readNumber(failAt, name, json[name] ?? fallback, Number.MIN_VALUE, Infinity)
   const dim = int('hidden_size', MAX_HF_HIDDEN_SIZE)
   const nHeads = int('num_attention_heads', MAX_HF_HEADS)
   const nKvHeads = int('num_key_value_heads', MAX_HF_HEADS, nHeads)

@@ -27,3 +27,4 @@ export { ChatTemplateError, renderChatTemplate, type ChatMessage, type ChatTempl
 export { ropeInvFreq, ropePair } from './rope'
 export { dequantizeRows, f16ToF32, tensorToFloat32 } from './tensor'
 export { createReferenceState, referenceForward, type ReferenceState } from './reference'
+export { readModelConfig, MAX_CONFIG_DIM } from './config-reader'

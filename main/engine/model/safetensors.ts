@@ -3,6 +3,7 @@
  * data_offsets}, then the raw little-endian data. Every header field is checked against the file before
  * any tensor view is made. Also holds `readFileBytes`, the whole-file reader the loaders share.
  */
+import { isRecord } from '../../common/reader'
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs'
 import { constants as bufferConstants } from 'node:buffer'
 import { BinaryReader } from './binary-reader'
@@ -80,10 +81,6 @@ function readPrefix(path: string, n: number): Uint8Array {
   } finally {
     closeSync(fd)
   }
-}
-
-function isRecord(value: unknown): value is { readonly [key: string]: unknown } {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 function isIndex(v: unknown): v is number {

@@ -21,8 +21,6 @@ export const PLACEMENT_VERSION = 1
 
 /** Longest placement name (characters). */
 export const MAX_PLACEMENT_NAME_LENGTH = 120
-/** Longest device id (characters); ids are short ('cpu', 'webgpu-0'). */
-export const MAX_DEVICE_ID_LENGTH = 64
 /** Most overrides / partitions per phase: one per group of a 1024-layer model is far beyond any real one. */
 export const MAX_PHASE_ENTRIES = 10_000
 /** Longest prefill chunk (tokens); llm.npu uses 256, static NPU graphs grow with it. */

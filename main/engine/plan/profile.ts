@@ -19,8 +19,9 @@
  */
 import { LAYER_GROUP_KINDS, type GroupKind } from '../graph'
 import type { ModelConfig } from '../model'
-import { readArray, readChoice, readInteger, readNumber, readRecord, readString, show, type Fail } from './json'
-import { FINAL_GROUPS, MATMUL_GROUPS, MAX_DEVICE_ID_LENGTH, type MatmulGroup } from './placement'
+import { readArray, readChoice, readInteger, readNumber, readRecord, readString, show, type Fail } from '../../common/reader'
+import { MAX_DEVICE_ID_LENGTH } from '../devices'
+import { FINAL_GROUPS, MATMUL_GROUPS, type MatmulGroup } from './placement'
 
 /** The Profile format version this build reads and writes. */
 export const PROFILE_VERSION = 1

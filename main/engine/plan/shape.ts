@@ -6,12 +6,12 @@
  * model and device checks. Errors name the field.
  */
 import type { GroupKind } from '../graph'
-import { readArray, readChoice, readInteger, readNumber, readRecord, readString, show, type Fail } from './json'
+import { readArray, readChoice, readInteger, readNumber, readRecord, readString, show, type Fail } from '../../common/reader'
+import { MAX_DEVICE_ID_LENGTH } from '../devices'
 import {
   FINAL_GROUPS,
   isMatmulGroup,
   MATMUL_GROUPS,
-  MAX_DEVICE_ID_LENGTH,
   MAX_PHASE_ENTRIES,
   MAX_PLACEMENT_NAME_LENGTH,
   MAX_PREFILL_CHUNK_TOKENS,

@@ -3,6 +3,7 @@
  * our Tokenizer contract. The JSON is validated first (the shapes the library relies on), so a broken
  * file becomes a ModelFormatError naming it instead of a TypeError deep inside the library.
  */
+import { isRecord, type JsonRecord } from '../../../common/reader'
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { Tokenizer as HfLibTokenizer } from '@huggingface/tokenizers'
@@ -25,13 +26,6 @@ export interface HfTokenizerFiles {
   readonly chatTemplate: string | null
   readonly bosToken: string | null
   readonly eosToken: string | null
-}
-
-type JsonRecord = { readonly [key: string]: unknown }
-
-/** Plain-object guard for parsed JSON. */
-export function isRecord(value: unknown): value is JsonRecord {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 /** Reads and parses a JSON file, with size limit and errors naming the file. */

@@ -7,8 +7,10 @@
  */
 import type { MessagePort } from 'node:worker_threads'
 import { ProtocolError } from '../errors'
+import { FieldReader, failWith, isRecord } from '../../../common/reader'
+import { MAX_DEVICE_ID_LENGTH } from '../../devices'
 import { isControlBuffer } from './handoff'
-import { isRecord, MAX_PATH_LENGTH, MAX_POSITION } from '../model-worker/protocol'
+import { MAX_PATH_LENGTH, MAX_POSITION } from '../model-worker/protocol'
 import { MAX_USAGE_DEVICES } from '../usage'
 
 /** Command op codes (control block slot 3). */
@@ -29,6 +31,8 @@ export const MAX_PROGRAMS = 1 << 16
 const MAX_LABEL_LENGTH = 512
 /** Most graph outputs one program routes. */
 const MAX_ROUTES = 4096
+/** Largest layer index accepted (a 65,536-layer model is far beyond any real one). */
+const MAX_LAYER_INDEX = (1 << 16) - 1
 
 /** KV cache geometry every layer held by a worker shares. */
 export interface KvGeometry {
@@ -109,99 +113,76 @@ export type SetupMessage =
   | { readonly type: 'program'; readonly id: number; readonly program: DeviceProgram }
   | { readonly type: 'kv'; readonly layers: readonly number[] }
 
-function str(o: Record<string, unknown>, key: string, max = MAX_LABEL_LENGTH): string {
-  const v = o[key]
-  if (typeof v !== 'string' || v.length === 0 || v.length > max) throw new ProtocolError(`${key} must be a string of 1..${max} characters`)
-  return v
+const fail = failWith((message) => new ProtocolError(message))
+
+function route(r: FieldReader): OutputRoute {
+  return { value: r.string('value', MAX_LABEL_LENGTH), start: r.int('start', 0, 2 ** 28) }
 }
 
-function int(o: Record<string, unknown>, key: string, min: number, max: number): number {
-  const v = o[key]
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw new ProtocolError(`${key} must be an integer in [${min}, ${max}], got ${String(v)}`)
-  return v
-}
-
-function route(v: unknown): OutputRoute {
-  if (!isRecord(v)) throw new ProtocolError('an output route must be an object')
-  return { value: str(v, 'value'), start: int(v, 'start', 0, 2 ** 28) }
-}
-
-function kvGeometry(v: unknown): KvGeometry {
-  if (!isRecord(v)) throw new ProtocolError('kv geometry must be an object')
-  return { nKvHeads: int(v, 'nKvHeads', 1, 1 << 16), headDim: int(v, 'headDim', 1, 1 << 16), maxLen: int(v, 'maxLen', 1, MAX_POSITION) }
-}
-
-function hasPostMessage(v: unknown): v is MessagePort {
+function isMessagePort(v: unknown): v is MessagePort {
   return isRecord(v) && typeof v.postMessage === 'function' && typeof v.close === 'function'
 }
 
 /** Validates a device worker's workerData. */
 export function parseDeviceWorkerInit(v: unknown): DeviceWorkerInit {
-  if (!isRecord(v)) throw new ProtocolError('device worker init must be an object')
-  const { control, port, usage } = v
-  if (!isControlBuffer(control)) throw new ProtocolError('control must be a control block')
-  if (!hasPostMessage(port)) throw new ProtocolError('port must be a MessagePort')
-  if (!(usage instanceof SharedArrayBuffer)) throw new ProtocolError('usage must be a SharedArrayBuffer')
+  const r = new FieldReader(fail, 'device worker init', v)
+  const { control, port, usage } = r.value
+  if (!isControlBuffer(control)) return r.reject('control', 'expected a control block')
+  if (!isMessagePort(port)) return r.reject('port', 'expected a MessagePort')
+  if (!(usage instanceof SharedArrayBuffer)) return r.reject('usage', 'expected a SharedArrayBuffer')
+  const kv = r.record('kv')
   return {
-    deviceId: str(v, 'deviceId', 64),
-    ep: str(v, 'ep', 64),
-    threads: v.threads === undefined ? undefined : int(v, 'threads', 0, 1024),
+    deviceId: r.string('deviceId', MAX_DEVICE_ID_LENGTH),
+    ep: r.string('ep', MAX_DEVICE_ID_LENGTH),
+    threads: r.optionalInt('threads', 0, 1024),
     control,
     port,
-    arena: v.arena,
+    arena: r.raw('arena'),
     usage,
-    usageSlot: int(v, 'usageSlot', 0, MAX_USAGE_DEVICES - 1),
-    kv: kvGeometry(v.kv)
+    usageSlot: r.int('usageSlot', 0, MAX_USAGE_DEVICES - 1),
+    kv: { nKvHeads: kv.int('nKvHeads', 1, 1 << 16), headDim: kv.int('headDim', 1, 1 << 16), maxLen: kv.int('maxLen', 1, MAX_POSITION) }
   }
 }
 
-function parseProgram(v: unknown): DeviceProgram {
-  if (!isRecord(v)) throw new ProtocolError('program must be an object')
-  const label = str(v, 'label')
-  switch (v.kind) {
+function readProgram(r: FieldReader): DeviceProgram {
+  const label = r.string('label', MAX_LABEL_LENGTH)
+  switch (r.choice('kind', ['graph', 'sum', 'append'])) {
     case 'graph': {
       const outputs: Record<string, OutputRoute> = {}
-      if (!isRecord(v.outputs)) throw new ProtocolError('graph program outputs must be an object')
-      const entries = Object.entries(v.outputs)
-      if (entries.length > MAX_ROUTES) throw new ProtocolError(`at most ${MAX_ROUTES} output routes`)
-      for (const [name, r] of entries) outputs[name] = route(r)
-      if (!Array.isArray(v.kv) || v.kv.length > MAX_ROUTES) throw new ProtocolError(`kv must be an array of at most ${MAX_ROUTES} routes`)
-      const tokenCount = v.tokenCount === null ? null : int(v, 'tokenCount', 1, MAX_POSITION)
-      if (!Array.isArray(v.local) || v.local.length > MAX_ROUTES) throw new ProtocolError(`local must be an array of at most ${MAX_ROUTES} value names`)
-      const local = v.local.map((name: unknown) => {
-        if (typeof name !== 'string' || name.length === 0 || name.length > MAX_LABEL_LENGTH) throw new ProtocolError('local must hold value names')
-        return name
-      })
-      return { kind: 'graph', label, session: str(v, 'session', MAX_PATH_LENGTH), tokenStart: int(v, 'tokenStart', 0, MAX_POSITION), tokenCount, outputs, kv: v.kv.map(route), local }
+      const routes = r.record('outputs')
+      const names = Object.keys(routes.value)
+      if (names.length > MAX_ROUTES) r.reject('outputs', `at most ${MAX_ROUTES} output routes`)
+      for (const name of names) outputs[name] = route(routes.record(name))
+      return {
+        kind: 'graph',
+        label,
+        session: r.string('session', MAX_PATH_LENGTH),
+        tokenStart: r.int('tokenStart', 0, MAX_POSITION),
+        tokenCount: r.raw('tokenCount') === null ? null : r.int('tokenCount', 1, MAX_POSITION),
+        outputs,
+        kv: r.records('kv', MAX_ROUTES, route),
+        local: r.strings('local', MAX_ROUTES, MAX_LABEL_LENGTH)
+      }
     }
     case 'sum':
-      return { kind: 'sum', label, target: str(v, 'target'), partial: str(v, 'partial') }
+      return { kind: 'sum', label, target: r.string('target', MAX_LABEL_LENGTH), partial: r.string('partial', MAX_LABEL_LENGTH) }
     case 'append':
-      return { kind: 'append', label, layer: int(v, 'layer', 0, 1 << 16) }
-    default:
-      throw new ProtocolError(`unknown program kind ${String(v.kind)}`)
+      return { kind: 'append', label, layer: r.int('layer', 0, MAX_LAYER_INDEX) }
   }
 }
 
 /** Validates a setup message. */
 export function parseSetupMessage(v: unknown): SetupMessage {
-  if (!isRecord(v)) throw new ProtocolError('setup message must be an object')
-  switch (v.type) {
+  const r = new FieldReader(fail, 'setup message', v)
+  switch (r.choice('type', ['session', 'program', 'kv'])) {
     case 'session': {
-      if (!(v.bytes instanceof Uint8Array) || v.bytes.length === 0) throw new ProtocolError('session bytes must be a non-empty Uint8Array')
-      return { type: 'session', key: str(v, 'key', MAX_PATH_LENGTH), label: str(v, 'label'), bytes: v.bytes }
+      const bytes = r.raw('bytes')
+      if (!(bytes instanceof Uint8Array) || bytes.length === 0) return r.reject('bytes', 'expected a non-empty Uint8Array')
+      return { type: 'session', key: r.string('key', MAX_PATH_LENGTH), label: r.string('label', MAX_LABEL_LENGTH), bytes }
     }
     case 'program':
-      return { type: 'program', id: int(v, 'id', 0, MAX_PROGRAMS - 1), program: parseProgram(v.program) }
-    case 'kv': {
-      if (!Array.isArray(v.layers) || v.layers.length > 1 << 16) throw new ProtocolError('kv layers must be an array')
-      const layers = v.layers.map((l: unknown) => {
-        if (typeof l !== 'number' || !Number.isInteger(l) || l < 0 || l >= 1 << 16) throw new ProtocolError(`kv layer must be a layer index, got ${String(l)}`)
-        return l
-      })
-      return { type: 'kv', layers }
-    }
-    default:
-      throw new ProtocolError(`unknown setup message ${String(v.type)}`)
+      return { type: 'program', id: r.int('id', 0, MAX_PROGRAMS - 1), program: readProgram(r.record('program')) }
+    case 'kv':
+      return { type: 'kv', layers: r.ints('layers', MAX_LAYER_INDEX + 1, 0, MAX_LAYER_INDEX) }
   }
 }

@@ -10,7 +10,7 @@
  *   slot 0 command seq · 1 done seq · 2 status · 3 op · 4..11 args
  */
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads'
-import { isRecord } from '../model-worker/protocol'
+import { isRecord } from '../../../common/reader'
 
 const CMD_SEQ = 0
 const DONE_SEQ = 1

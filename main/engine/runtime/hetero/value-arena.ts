@@ -7,8 +7,10 @@
  * writes its rows and feature range, a consumer copies them out into an ordinary ArrayBuffer for ORT
  * (onnxruntime-node rejects SharedArrayBuffer-backed tensors).
  */
+import { FieldReader, failWith, readInteger, readString } from '../../../common/reader'
 import { ProtocolError } from '../errors'
-import { isRecord } from '../model-worker/protocol'
+
+const fail = failWith((message) => new ProtocolError(message))
 
 /** Largest arena (both parities) we allocate, bytes. */
 export const MAX_ARENA_BYTES = 2 ** 31
@@ -16,6 +18,8 @@ export const MAX_ARENA_BYTES = 2 ** 31
 export const MAX_ARENA_SLOTS = 1 << 16
 /** Longest value name accepted on the wire. */
 const MAX_VALUE_NAME_LENGTH = 128
+/** Largest rows or width of one slot. */
+const MAX_SLOT_DIM = 2 ** 28
 
 /** What one slot holds. */
 export interface SlotShape {
@@ -86,36 +90,17 @@ export class ValueArena {
 
   /** Recreates an arena from init data received across the worker boundary (validated). */
   static attach(v: unknown): ValueArena {
-    if (!isRecord(v)) throw new ProtocolError('arena init must be an object')
-    const { slots, parityStride, buffer } = v
-    if (!(buffer instanceof SharedArrayBuffer)) throw new ProtocolError('arena buffer must be a SharedArrayBuffer')
-    if (typeof parityStride !== 'number' || !Number.isInteger(parityStride) || parityStride < 0 || 2 * parityStride * 4 > buffer.byteLength) {
-      throw new ProtocolError('arena parityStride does not fit its buffer')
-    }
-    if (!Array.isArray(slots) || slots.length > MAX_ARENA_SLOTS) throw new ProtocolError(`arena slots must be an array of at most ${MAX_ARENA_SLOTS}`)
-    const parsed: ArenaSlot[] = slots.map((s: unknown) => {
-      if (!isRecord(s)) throw new ProtocolError('arena slot must be an object')
-      const shape = { name: s.name, width: s.width, rows: s.rows }
-      if (typeof shape.name !== 'string' || typeof shape.width !== 'number' || typeof shape.rows !== 'number') throw new ProtocolError('arena slot needs name, width, rows')
-      const slot = { name: shape.name, width: shape.width, rows: shape.rows, offset: s.offset }
-      const aliases = s.aliases
-      if (!Array.isArray(aliases) || aliases.length > MAX_ARENA_SLOTS) throw new ProtocolError(`arena slot ${slot.name}: aliases must be an array`)
-      const names = aliases.map((a: unknown) => {
-        if (typeof a !== 'string') throw new ProtocolError(`arena slot ${slot.name}: aliases must be value names`)
-        return a
-      })
-      try {
-        checkShape({ name: slot.name, width: slot.width, rows: slot.rows })
-        for (const a of names) checkShape({ name: a, width: slot.width, rows: slot.rows })
-      } catch (err) {
-        throw new ProtocolError(err instanceof Error ? err.message : String(err))
-      }
-      if (typeof slot.offset !== 'number' || !Number.isInteger(slot.offset) || slot.offset < 0 || slot.offset + slot.rows * slot.width > parityStride) {
-        throw new ProtocolError(`arena slot ${slot.name} lies outside its parity stride`)
-      }
-      return { name: slot.name, width: slot.width, rows: slot.rows, aliases: names, offset: slot.offset }
+    const r = new FieldReader(fail, 'arena', v)
+    const buffer = r.raw('buffer')
+    if (!(buffer instanceof SharedArrayBuffer)) return r.reject('buffer', 'expected a SharedArrayBuffer')
+    const parityStride = r.int('parityStride', 0, Math.floor(buffer.byteLength / 8))
+    const slots = r.records('slots', MAX_ARENA_SLOTS, (s): ArenaSlot => {
+      const slot = { name: s.string('name', MAX_VALUE_NAME_LENGTH), width: s.int('width', 1, MAX_SLOT_DIM), rows: s.int('rows', 1, MAX_SLOT_DIM) }
+      const offset = s.int('offset', 0, parityStride)
+      if (offset + slot.rows * slot.width > parityStride) s.reject('offset', `slot ${slot.name} lies outside its parity stride`)
+      return { ...slot, aliases: s.strings('aliases', MAX_ARENA_SLOTS, MAX_VALUE_NAME_LENGTH), offset }
     })
-    return new ValueArena({ slots: parsed, parityStride, buffer })
+    return new ValueArena({ slots, parityStride, buffer })
   }
 
   /** Number of slots. */
@@ -156,10 +141,10 @@ export class ValueArena {
 }
 
 function checkShape(s: SlotShape): void {
-  if (s.name.length === 0 || s.name.length > MAX_VALUE_NAME_LENGTH) throw new RangeError(`arena value name must be 1..${MAX_VALUE_NAME_LENGTH} characters`)
-  for (const [k, n] of [['width', s.width], ['rows', s.rows]] as const) {
-    if (!Number.isInteger(n) || n < 1 || n > 2 ** 28) throw new RangeError(`arena value ${s.name}: ${k} must be an integer in [1, 2^28], got ${n}`)
-  }
+  const fail = failWith((message) => new RangeError(message))
+  readString(fail, 'arena value name', s.name, MAX_VALUE_NAME_LENGTH)
+  readInteger(fail, `arena value ${s.name}: width`, s.width, 1, MAX_SLOT_DIM)
+  readInteger(fail, `arena value ${s.name}: rows`, s.rows, 1, MAX_SLOT_DIM)
 }
 
 /** Parity of chunk `c`. */

@@ -14,7 +14,6 @@ import { openCachedGraph, resolveContext, type CompileInfo } from '../session/op
 import { loadModel } from '../../model'
 import { SingleSessionEngine } from '../session/single-session-engine'
 import { parseWorkerInit, parseWorkerRequest, requestIdOf, toWireError, type WorkerRequest, type WorkerResponse } from './protocol'
-import { parseDeviceList } from './protocol-devices'
 import { UsageBoard } from '../usage'
 
 const port = parentPort
@@ -43,7 +42,7 @@ async function start(): Promise<Engine> {
   let devices = null
   if (init.placement !== undefined) {
     if (init.devices === undefined) throw new Error('a placement needs the device list it was made for (ModelWorkerOptions.devices)')
-    devices = parseDeviceList(init.devices)
+    devices = init.devices
     placement = parsePlacement(init.placement, c, devices, weightInfoOf(model.weights))
   }
   const fastDevice = placement === null || devices === null ? 'cpu' : singleCpuDevice(placement, c, devices)

@@ -3,14 +3,12 @@
  * (worker -> main) as discriminated unions, and validators that turn an unknown message into one of
  * them or throw ProtocolError. Both sides validate everything they receive.
  */
+import { FieldReader, failWith, isRecord } from '../../../common/reader'
+import { MAX_DEVICE_ID_LENGTH, readDeviceList, type DeviceInfo } from '../../devices'
+import { readModelConfig, type ModelConfig } from '../../model'
 import { ProtocolError } from '../errors'
 import type { CompileInfo } from '../session/open-cached-graph'
-import type { ModelConfig } from '../../model'
-import { parseModelConfig } from './protocol-config'
 import { MAX_USAGE_DEVICES } from '../usage'
-
-/** Longest device id accepted on the wire (plan's MAX_DEVICE_ID_LENGTH). */
-const MAX_DEVICE_ID_LENGTH = 64
 
 /** Most tokens one forward request may carry (a whole context of the largest models, with margin). */
 export const MAX_FORWARD_TOKENS = 1 << 20
@@ -18,6 +16,8 @@ export const MAX_FORWARD_TOKENS = 1 << 20
 export const MAX_POSITION = 1 << 24
 /** Longest path string accepted on the wire. */
 export const MAX_PATH_LENGTH = 4096
+/** Longest error message accepted on the wire (ORT's can list whole graphs). */
+const MAX_WIRE_MESSAGE_LENGTH = 1 << 20
 
 /** What the worker needs to start (sent as workerData). */
 export interface WorkerInit {
@@ -28,8 +28,8 @@ export interface WorkerInit {
   readonly maxContext?: number
   /** Placement JSON (validated in the worker with parsePlacement against `devices`) */
   readonly placement?: unknown
-  /** the caller's discovered devices (validated in the worker) */
-  readonly devices?: unknown
+  /** the caller's discovered devices */
+  readonly devices?: readonly DeviceInfo[]
   /** the usage board the worker's devices record busy time in (see usage.ts) */
   readonly usage?: SharedArrayBuffer
 }
@@ -61,97 +61,36 @@ export type WorkerResponse =
   | { readonly type: 'done'; readonly id: number }
   | { readonly type: 'error'; readonly id: number | null; readonly error: WireError }
 
-/** Narrows unknown to a plain object. */
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v)
-}
-
-function intField(o: Record<string, unknown>, key: string, min: number, max: number): number {
-  const v = o[key]
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw new ProtocolError(`${key} must be an integer in [${min}, ${max}], got ${String(v)}`)
-  return v
-}
-
-function optionalInt(o: Record<string, unknown>, key: string, min: number, max: number): number | undefined {
-  return o[key] === undefined ? undefined : intField(o, key, min, max)
-}
-
-function stringField(o: Record<string, unknown>, key: string): string {
-  const v = o[key]
-  if (typeof v !== 'string' || v.length === 0 || v.length > MAX_PATH_LENGTH) throw new ProtocolError(`${key} must be a non-empty string of at most ${MAX_PATH_LENGTH} characters`)
-  return v
-}
-
-function optionalString(o: Record<string, unknown>, key: string): string | undefined {
-  return o[key] === undefined ? undefined : stringField(o, key)
-}
-
-function boolField(o: Record<string, unknown>, key: string): boolean {
-  const v = o[key]
-  if (typeof v !== 'boolean') throw new ProtocolError(`${key} must be a boolean`)
-  return v
-}
-
-function finiteField(o: Record<string, unknown>, key: string): number {
-  const v = o[key]
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new ProtocolError(`${key} must be a finite non-negative number`)
-  return v
-}
+const fail = failWith((message) => new ProtocolError(message))
 
 /** Validates the worker's init data. */
 export function parseWorkerInit(v: unknown): WorkerInit {
-  if (!isRecord(v)) throw new ProtocolError('worker init data must be an object')
+  const r = new FieldReader(fail, 'init', v)
+  const raw = r.raw('usage')
+  const usage = raw === undefined || raw instanceof SharedArrayBuffer ? raw : r.reject('usage', 'expected a SharedArrayBuffer')
   return {
-    modelPath: stringField(v, 'modelPath'),
-    tokenizerPath: optionalString(v, 'tokenizerPath'),
-    cacheDir: optionalString(v, 'cacheDir'),
-    threads: optionalInt(v, 'threads', 0, 1024),
-    maxContext: optionalInt(v, 'maxContext', 1, MAX_POSITION),
-    placement: v.placement,
-    devices: v.devices,
-    usage: usageBuffer(v.usage)
+    modelPath: r.string('modelPath', MAX_PATH_LENGTH),
+    tokenizerPath: r.optionalString('tokenizerPath', MAX_PATH_LENGTH),
+    cacheDir: r.optionalString('cacheDir', MAX_PATH_LENGTH),
+    threads: r.optionalInt('threads', 0, 1024),
+    maxContext: r.optionalInt('maxContext', 1, MAX_POSITION),
+    placement: r.raw('placement'),
+    devices: r.raw('devices') === undefined ? undefined : readDeviceList(fail, r.at('devices'), r.raw('devices')),
+    usage
   }
-}
-
-function usageBuffer(v: unknown): SharedArrayBuffer | undefined {
-  if (v === undefined) return undefined
-  if (!(v instanceof SharedArrayBuffer)) throw new ProtocolError('usage must be a SharedArrayBuffer')
-  return v
-}
-
-/** The ready message's device ids (absent: none, as from a worker that reports no usage). */
-function usageDevices(v: unknown): string[] {
-  if (v === undefined) return []
-  if (!Array.isArray(v) || v.length > MAX_USAGE_DEVICES) throw new ProtocolError(`usageDevices must be an array of at most ${MAX_USAGE_DEVICES} device ids`)
-  return v.map((id: unknown) => {
-    if (typeof id !== 'string' || id.length === 0 || id.length > MAX_DEVICE_ID_LENGTH) throw new ProtocolError('usageDevices must hold device ids')
-    return id
-  })
 }
 
 /** Validates a request; throws ProtocolError naming what is wrong. */
 export function parseWorkerRequest(v: unknown): WorkerRequest {
-  if (!isRecord(v)) throw new ProtocolError('request must be an object')
-  const id = intField(v, 'id', 0, Number.MAX_SAFE_INTEGER)
-  switch (v.type) {
-    case 'forward': {
-      const tokens = v.tokens
-      if (!Array.isArray(tokens) || tokens.length === 0 || tokens.length > MAX_FORWARD_TOKENS) {
-        throw new ProtocolError(`tokens must be an array of 1..${MAX_FORWARD_TOKENS} token ids`)
-      }
-      const ids: number[] = []
-      for (const t of tokens) {
-        if (typeof t !== 'number' || !Number.isInteger(t) || t < 0) throw new ProtocolError(`token ids must be non-negative integers, got ${String(t)}`)
-        ids.push(t)
-      }
-      return { type: 'forward', id, tokens: ids, pos: intField(v, 'pos', 0, MAX_POSITION) }
-    }
+  const r = new FieldReader(fail, 'request', v)
+  const id = r.int('id', 0, Number.MAX_SAFE_INTEGER)
+  switch (r.choice('type', ['forward', 'truncate', 'dispose'])) {
+    case 'forward':
+      return { type: 'forward', id, tokens: r.ints('tokens', MAX_FORWARD_TOKENS, 0, Number.MAX_SAFE_INTEGER, 1), pos: r.int('pos', 0, MAX_POSITION) }
     case 'truncate':
-      return { type: 'truncate', id, pos: intField(v, 'pos', 0, MAX_POSITION) }
+      return { type: 'truncate', id, pos: r.int('pos', 0, MAX_POSITION) }
     case 'dispose':
       return { type: 'dispose', id }
-    default:
-      throw new ProtocolError(`unknown request type ${String(v.type)}`)
   }
 }
 
@@ -162,49 +101,38 @@ export function requestIdOf(v: unknown): number | null {
   return typeof id === 'number' && Number.isSafeInteger(id) && id >= 0 ? id : null
 }
 
-function parseWireError(v: unknown): WireError {
-  if (!isRecord(v) || typeof v.name !== 'string' || typeof v.message !== 'string') throw new ProtocolError('error must be { name, message }')
-  return { name: v.name, message: v.message }
-}
-
-function parseCompileInfo(v: unknown): CompileInfo {
-  if (!isRecord(v)) throw new ProtocolError('compileInfo must be an object')
-  return {
-    cacheHit: boolField(v, 'cacheHit'),
-    compileMs: finiteField(v, 'compileMs'),
-    sessionMs: finiteField(v, 'sessionMs'),
-    graphPath: stringField(v, 'graphPath')
-  }
+function readWireError(r: FieldReader): WireError {
+  const e = r.record('error')
+  return { name: e.text('name', MAX_PATH_LENGTH), message: e.text('message', MAX_WIRE_MESSAGE_LENGTH) }
 }
 
 /** Validates a response; `vocabSize` (once known) checks the logits length. */
 export function parseWorkerResponse(v: unknown, vocabSize: number | null): WorkerResponse {
-  if (!isRecord(v)) throw new ProtocolError('response must be an object')
-  switch (v.type) {
+  const r = new FieldReader(fail, 'response', v)
+  switch (r.choice('type', ['ready', 'init-error', 'logits', 'done', 'error'])) {
     case 'ready': {
-      const config = parseModelConfig(v.config)
+      const config = readModelConfig(fail, r.at('config'), r.raw('config'))
+      const info = r.record('compileInfo')
       return {
         type: 'ready',
         config,
-        contextLength: intField(v, 'contextLength', 1, config.contextLength),
-        compileInfo: parseCompileInfo(v.compileInfo),
-        usageDevices: usageDevices(v.usageDevices)
+        contextLength: r.int('contextLength', 1, config.contextLength),
+        compileInfo: { cacheHit: info.bool('cacheHit'), compileMs: info.number('compileMs', 0, Infinity), sessionMs: info.number('sessionMs', 0, Infinity), graphPath: info.string('graphPath', MAX_PATH_LENGTH) },
+        usageDevices: r.raw('usageDevices') === undefined ? [] : r.strings('usageDevices', MAX_USAGE_DEVICES, MAX_DEVICE_ID_LENGTH)
       }
     }
     case 'init-error':
-      return { type: 'init-error', error: parseWireError(v.error) }
+      return { type: 'init-error', error: readWireError(r) }
     case 'logits': {
-      const logits = v.logits
-      if (!(logits instanceof Float32Array)) throw new ProtocolError('logits must be a Float32Array')
-      if (vocabSize !== null && logits.length !== vocabSize) throw new ProtocolError(`expected ${vocabSize} logits, got ${logits.length}`)
-      return { type: 'logits', id: intField(v, 'id', 0, Number.MAX_SAFE_INTEGER), logits }
+      const logits = r.raw('logits')
+      if (!(logits instanceof Float32Array)) return r.reject('logits', 'expected a Float32Array')
+      if (vocabSize !== null && logits.length !== vocabSize) r.reject('logits', `expected ${vocabSize} logits, got ${logits.length}`)
+      return { type: 'logits', id: r.int('id', 0, Number.MAX_SAFE_INTEGER), logits }
     }
     case 'done':
-      return { type: 'done', id: intField(v, 'id', 0, Number.MAX_SAFE_INTEGER) }
+      return { type: 'done', id: r.int('id', 0, Number.MAX_SAFE_INTEGER) }
     case 'error':
-      return { type: 'error', id: v.id === null ? null : intField(v, 'id', 0, Number.MAX_SAFE_INTEGER), error: parseWireError(v.error) }
-    default:
-      throw new ProtocolError(`unknown response type ${String(v.type)}`)
+      return { type: 'error', id: r.raw('id') === null ? null : r.int('id', 0, Number.MAX_SAFE_INTEGER), error: readWireError(r) }
   }
 }
 

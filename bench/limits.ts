@@ -65,7 +65,7 @@ export async function measureLimits(init: LimitsInit): Promise<{ samples: LimitS
 
   const samples: LimitSamples[] = []
   for (const threads of init.threadCounts) {
-    const config = { device: 'cpu' as const, intraOpThreads: threads, interOpThreads: 1 }
+    const config = { ep: 'cpu' as const, intraOpThreads: threads, interOpThreads: 1 }
     const reduce = await createSession(reduceSumGraph(rows, cols), config)
     let bandwidthMs: number[]
     try {

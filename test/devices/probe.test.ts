@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import {
   clearProbeCache,
   contribOpCases,
-  createEpSession,
+  createSession,
   float32Tensor,
   GraphBuilder,
   matmulAddCase,
@@ -23,7 +23,7 @@ describe('probe graphs', () => {
   const cases = [matmulAddCase(true), matmulAddCase(false), ...contribOpCases()]
 
   it.each(cases.map((c) => [c.name, c]))('%s on the CPU EP matches the JS answer to 1e-5', async (_name, probe) => {
-    const session = await createEpSession(probe.bytes, { ep: 'cpu', cpuFallback: false })
+    const session = await createSession(probe.bytes, { ep: 'cpu', cpuFallback: false })
     try {
       for (const run of probe.runs) {
         const feeds = Object.fromEntries(Object.entries(run.feeds).map(([k, f]) => [k, float32Tensor(f.data, f.dims)]))
@@ -59,9 +59,9 @@ function qdqGraph(): Uint8Array {
 
 describe.skipIf(lavapipeSkipReason !== null)(`CPU fallback on WebGPU${lavapipeSkipReason !== null ? ` (skipped: ${lavapipeSkipReason})` : ''}`, () => {
   it('a graph the EP cannot take fails with the fallback-disabled error instead of running on the CPU', async () => {
-    await expect(createEpSession(qdqGraph(), { ep: 'webgpu', cpuFallback: false })).rejects.toThrow(/fallback to CPU EP has been explicitly disabled/)
+    await expect(createSession(qdqGraph(), { ep: 'webgpu', cpuFallback: false })).rejects.toThrow(/fallback to CPU EP has been explicitly disabled/)
     // the same graph is valid: with fallback allowed ORT quietly runs it (on the CPU)
-    const session = await createEpSession(qdqGraph(), { ep: 'webgpu', cpuFallback: true })
+    const session = await createSession(qdqGraph(), { ep: 'webgpu', cpuFallback: true })
     try {
       const out = await session.run({ X: float32Tensor(Float32Array.of(0, 0.5, -1, 2), [4]) })
       expect(Array.from(tensorFloat32Data(out.Y, 'Y'))).toEqual([0, 0.5, -1, 2].map((v) => Math.fround(Math.round(v / 0.05) * 0.05)))

@@ -51,7 +51,7 @@ async function expectExactInt8(encoding: MatrixEncoding): Promise<void> {
       b.node('Identity', [y], { outputs: [`y${i}`] })
       b.output(`y${i}`, 'float32', [1, 'seq', ws[i].shape[0]])
     })
-    const session = await createSession(b.toBytes('test'), { device: 'cpu', intraOpThreads: 1 })
+    const session = await createSession(b.toBytes('test'), { ep: 'cpu', intraOpThreads: 1 })
     try {
       for (const rowsCount of [1, 5]) {
         const x = new Rng(rowsCount).fillNormal(new Float32Array(rowsCount * k), 1)

@@ -64,7 +64,7 @@ function feedsFor(model: RandomModel, names: readonly string[], seed: number): R
 }
 
 async function runCpu(bytes: Uint8Array, feeds: Record<string, OrtTensor>): Promise<Record<string, OrtTensor>> {
-  const session = await createSession(bytes, { device: 'cpu', intraOpThreads: 1, interOpThreads: 1 })
+  const session = await createSession(bytes, { ep: 'cpu', intraOpThreads: 1, interOpThreads: 1 })
   try {
     return await session.run(feeds)
   } finally {

@@ -14,7 +14,7 @@ describe('segments', () => {
     const restSpec = segmentSpec(c, all.slice(7), all)
     expect(kvOutputValues(firstSpec)).toEqual(['new_k_0', 'new_v_0'])
     expect(kvOutputValues(restSpec)).toEqual(['new_k_1', 'new_v_1'])
-    const session = { device: 'cpu' as const, intraOpThreads: 1 }
+    const session = { ep: 'cpu' as const, intraOpThreads: 1 }
     const whole = await createSession(compileModel(model, options), session)
     const first = await createSession(compileSegment(model, firstSpec, options), session)
     const rest = await createSession(compileSegment(model, restSpec, options), session)

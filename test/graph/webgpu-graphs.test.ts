@@ -4,7 +4,7 @@
  * this process stays on this thread (two WebGPU sessions on two threads crash onnxruntime-node).
  */
 import { beforeAll, describe, expect, it } from 'vitest'
-import { createEpSession, discoverDevices, float32Tensor, int64Tensor, tensorFloat32Data, type DeviceInfo, type OrtTensor } from '../../main/engine/devices'
+import { createSession, discoverDevices, float32Tensor, int64Tensor, tensorFloat32Data, type DeviceInfo, type OrtTensor } from '../../main/engine/devices'
 import { compileModel, compileSegment, describeValue, wholeModelSegment, type GraphOptions, type GraphTarget, type SegmentSpec } from '../../main/engine/graph'
 import { createReferenceState, loadModel, referenceForward } from '../../main/engine/model'
 import { buildPreset, placementToSegments, PRESET_IDS, type PlanSegment } from '../../main/engine/plan'
@@ -31,12 +31,12 @@ const PROMPT_TOKENS = 30
 const PREFILL_CHUNK = 8
 const DECODE_STEPS = 4
 
-async function webgpuSession(bytes: Uint8Array): ReturnType<typeof createEpSession> {
-  return createEpSession(bytes, { ep: 'webgpu', cpuFallback: false })
+async function webgpuSession(bytes: Uint8Array): ReturnType<typeof createSession> {
+  return createSession(bytes, { ep: 'webgpu', cpuFallback: false })
 }
 
-async function cpuSession(bytes: Uint8Array): ReturnType<typeof createEpSession> {
-  return createEpSession(bytes, { ep: 'cpu', cpuFallback: true, intraOpThreads: 1 })
+async function cpuSession(bytes: Uint8Array): ReturnType<typeof createSession> {
+  return createSession(bytes, { ep: 'cpu', cpuFallback: true, intraOpThreads: 1 })
 }
 
 function relativeDiff(got: Float32Array, want: Float32Array): number {

@@ -131,7 +131,7 @@ describe('placementToSegments', () => {
     const segments = placementToSegments(p, 'prefill', c)
     expect(segments).toHaveLength(4 * c.nLayers + 2)
     const options = { ropeTableLength: 16 }
-    const session = { device: 'cpu' as const, intraOpThreads: 1 }
+    const session = { ep: 'cpu', intraOpThreads: 1 }
     const sessions: OrtSession[] = []
     try {
       const S = 3

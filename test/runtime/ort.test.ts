@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import {
   createSession,
-  DEVICE_TO_EXECUTION_PROVIDER,
+  EP_CATALOG,
   float32Tensor,
   listSupportedBackends,
   ortVersion,
@@ -25,13 +25,13 @@ describe('onnxruntime gate (devices/ort.ts)', () => {
     expect(ortVersion()).toMatch(/^1\.\d+\.\d+/)
   })
 
-  it('keeps one frozen device -> execution provider table', () => {
-    expect(Object.isFrozen(DEVICE_TO_EXECUTION_PROVIDER)).toBe(true)
-    expect(Object.keys(DEVICE_TO_EXECUTION_PROVIDER).sort()).toEqual(['coreml', 'cpu', 'cuda', 'dml', 'qnn', 'webgpu'])
+  it('checks every session against the one frozen execution-provider table (the EP catalog)', () => {
+    expect(Object.isFrozen(EP_CATALOG)).toBe(true)
+    expect(Object.keys(EP_CATALOG).sort()).toEqual(['coreml', 'cpu', 'cuda', 'dml', 'qnn', 'tensorrt', 'webgpu'])
   })
 
   it('runs a session built from bytes, with inputs passed as subarray views', async () => {
-    const s = await createSession(tinyModel(), { device: 'cpu', intraOpThreads: 1, interOpThreads: 1, optimizationLevel: 'all' })
+    const s = await createSession(tinyModel(), { ep: 'cpu', intraOpThreads: 1, interOpThreads: 1, optimizationLevel: 'all' })
     try {
       expect(s.inputNames).toEqual(['x'])
       const big = Float32Array.of(9, 9, 1, 0, 0, 0, 1, 0, 9)
@@ -42,8 +42,9 @@ describe('onnxruntime gate (devices/ort.ts)', () => {
     }
   })
 
-  it('refuses devices without session support and bad thread counts, naming what is allowed', async () => {
-    await expect(createSession(tinyModel(), { device: 'webgpu' })).rejects.toThrow(/not supported for sessions yet; supported: cpu/)
-    await expect(createSession(tinyModel(), { device: 'cpu', intraOpThreads: -1 })).rejects.toThrow(RangeError)
+  it('refuses an unknown execution provider listing the valid names, and bad thread counts', async () => {
+    await expect(createSession(tinyModel(), { ep: 'warp-drive' })).rejects.toThrow("unknown execution provider 'warp-drive'; valid: cpu, webgpu, dml, coreml, qnn, cuda, tensorrt")
+    await expect(createSession(tinyModel(), { ep: 'cpu', intraOpThreads: -1 })).rejects.toThrow(RangeError)
+    await expect(createSession(tinyModel(), { ep: 'cpu', interOpThreads: 1.5 })).rejects.toThrow(RangeError)
   })
 })

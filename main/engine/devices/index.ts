@@ -4,19 +4,15 @@ export {
   float32Tensor,
   int64Tensor,
   tensorFloat32Data,
-  tensorDims,
   listSupportedBackends,
   ortVersion,
-  DEVICE_TO_EXECUTION_PROVIDER,
-  SESSION_DEVICES,
-  type DeviceName,
   type SessionConfig,
   type GraphOptimizationLevel,
   type OrtSession,
   type OrtTensor,
   type BackendInfo
 } from './ort'
-export { createEpSession, DISABLE_CPU_EP_FALLBACK_KEY, type EpSessionConfig } from './ort'
+export { DISABLE_CPU_EP_FALLBACK_KEY } from './ort'
 export {
   CONTRIB_OPS,
   DEVICE_KINDS,

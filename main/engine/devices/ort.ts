@@ -1,41 +1,43 @@
 /**
- * @file The one gate to onnxruntime-node: sessions for a device, tensors, backend discovery. Everything
- * else in the engine talks to ONNX Runtime through these thin typed wrappers, so swapping or upgrading
- * the runtime touches one file.
+ * @file The one gate to onnxruntime-node: one way to make a session (on an execution provider named in the
+ * EP catalog), tensors, backend discovery. Everything else in the engine talks to ONNX Runtime through
+ * these thin typed wrappers, so swapping or upgrading the runtime touches one file.
  */
 import * as ort from 'onnxruntime-node'
-
-/** Devices the engine knows by name; each maps to one ONNX Runtime execution provider. */
-export type DeviceName = 'cpu' | 'webgpu' | 'dml' | 'coreml' | 'qnn' | 'cuda'
-
-/**
- * Device -> execution provider name, frozen. Only 'cpu' is wired today; the others are listed so the
- * device layer has one table to extend (webgpu: iGPUs anywhere, dml: Windows, coreml: macOS/ANE,
- * qnn: Snapdragon NPU, cuda: NVIDIA when the binding bundles it).
- */
-export const DEVICE_TO_EXECUTION_PROVIDER: Readonly<Record<DeviceName, string>> = Object.freeze({
-  cpu: 'cpu',
-  webgpu: 'webgpu',
-  dml: 'dml',
-  coreml: 'coreml',
-  qnn: 'qnn',
-  cuda: 'cuda'
-})
-
-/** Devices a session can be created for in this build of the engine. */
-export const SESSION_DEVICES: readonly DeviceName[] = Object.freeze(['cpu'])
+import { EP_CATALOG, isKnownEp } from './catalog'
 
 /** ORT's graph optimization levels. */
 export type GraphOptimizationLevel = 'disabled' | 'basic' | 'extended' | 'all'
 
+/**
+ * ORT session config key that makes session creation fail ("...assigned to the default CPU EP, but fallback
+ * to CPU EP has been explicitly disabled by the user.") instead of quietly placing unsupported nodes on the CPU.
+ */
+export const DISABLE_CPU_EP_FALLBACK_KEY = 'session.disable_cpu_ep_fallback'
+
+/** Session config key for intra-op thread spinning ('0' = sleep when idle). */
+export const ALLOW_SPINNING_KEY = 'session.intra_op.allow_spinning'
+
 /** How to build a session. */
 export interface SessionConfig {
-  readonly device: DeviceName
-  /** threads inside one op (ORT intra-op pool); undefined = ORT default (all cores) */
+  /** execution provider, one of the catalog's names (catalog.ts: the one EP table); anything else is refused */
+  readonly ep: string
+  /**
+   * false: nodes the EP cannot take fail session creation instead of running on the CPU EP (so a graph
+   * placed on a device really runs there). Default true. Ignored for ep 'cpu': ORT applies the switch to
+   * the CPU EP itself too, and then refuses every graph.
+   */
+  readonly cpuFallback?: boolean
+  /** threads inside one op (ORT intra-op pool); undefined = ORT's default */
   readonly intraOpThreads?: number
-  /** threads across independent ops; 1 for the sequential decoder graphs we build */
+  /** threads across independent ops; default 1 (our decoder graphs run sequentially) */
   readonly interOpThreads?: number
   readonly optimizationLevel?: GraphOptimizationLevel
+  /**
+   * false: idle intra-op threads sleep instead of spinning after a run. Spinning wins for one session that
+   * owns the cores; with several devices' sessions on the same cores it steals the time another needs.
+   */
+  readonly allowSpinning?: boolean
   /** when set, ORT writes a per-node JSON profile whose path starts with this prefix (see `endProfiling`) */
   readonly profileFilePrefix?: string
   /** ORT session config entries ("key" -> "value", e.g. "session.disable_prepacking"), passed through as is */
@@ -99,29 +101,31 @@ function wrapSession(session: ort.InferenceSession, profiling: boolean): OrtSess
 }
 
 function sessionOptions(config: SessionConfig): ort.InferenceSession.SessionOptions {
-  if (!SESSION_DEVICES.includes(config.device)) {
-    throw new Error(`device '${config.device}' is not supported for sessions yet; supported: ${SESSION_DEVICES.join(', ')}`)
-  }
+  if (!isKnownEp(config.ep)) throw new Error(`unknown execution provider '${config.ep}'; valid: ${Object.keys(EP_CATALOG).join(', ')}`)
   checkThreads('intraOpThreads', config.intraOpThreads)
   checkThreads('interOpThreads', config.interOpThreads)
+  const fallbackOff = config.cpuFallback === false && config.ep !== 'cpu'
+  const entries: Record<string, string> = {
+    ...config.configEntries,
+    ...(fallbackOff ? { [DISABLE_CPU_EP_FALLBACK_KEY]: '1' } : {}),
+    ...(config.allowSpinning === false ? { [ALLOW_SPINNING_KEY]: '0' } : {})
+  }
   return {
-    executionProviders: [DEVICE_TO_EXECUTION_PROVIDER[config.device]],
+    executionProviders: [config.ep],
     ...(config.intraOpThreads !== undefined ? { intraOpNumThreads: config.intraOpThreads } : {}),
-    ...(config.interOpThreads !== undefined ? { interOpNumThreads: config.interOpThreads } : {}),
+    interOpNumThreads: config.interOpThreads ?? 1,
     graphOptimizationLevel: config.optimizationLevel ?? 'all',
     executionMode: 'sequential',
     ...(config.profileFilePrefix !== undefined ? { enableProfiling: true, profileFilePrefix: config.profileFilePrefix } : {}),
     // the binding turns `extra`'s string values into session config entries under their (dotted) keys
-    ...(config.configEntries ? { extra: { ...config.configEntries } } : {})
+    ...(Object.keys(entries).length > 0 ? { extra: entries } : {})
   }
 }
 
-/** Creates a session from an ONNX file path or from model bytes. Pair with `release()`. */
+/** Creates a session from an ONNX file path or from model bytes on `config.ep`. The one way to make a session; pair with `release()`. */
 export async function createSession(model: string | Uint8Array, config: SessionConfig): Promise<OrtSession> {
   const options = sessionOptions(config)
-  const session = typeof model === 'string'
-    ? await ort.InferenceSession.create(model, options)
-    : await ort.InferenceSession.create(model, options)
+  const session = typeof model === 'string' ? await ort.InferenceSession.create(model, options) : await ort.InferenceSession.create(model, options)
   return wrapSession(session, config.profileFilePrefix !== undefined)
 }
 
@@ -140,58 +144,4 @@ export function tensorFloat32Data(t: OrtTensor, what: string): Float32Array {
   const d = t.data
   if (t.type !== 'float32' || !(d instanceof Float32Array)) throw new TypeError(`${what}: expected a float32 tensor, got ${t.type}`)
   return d
-}
-
-/** The dims of a tensor as plain numbers. */
-export function tensorDims(t: OrtTensor): readonly number[] {
-  return t.dims
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Device discovery and probing (devices/discover.ts, devices/probe*.ts): sessions on any execution provider
-// the binding lists, with ORT's silent CPU fallback switched off so a graph placed on a device runs there.
-// ---------------------------------------------------------------------------------------------------------
-
-/**
- * ORT session config key that makes session creation fail ("...assigned to the default CPU EP, but fallback
- * to CPU EP has been explicitly disabled by the user.") instead of quietly placing unsupported nodes on the CPU.
- */
-export const DISABLE_CPU_EP_FALLBACK_KEY = 'session.disable_cpu_ep_fallback'
-
-/** How to build a session on a named execution provider (see `createEpSession`). */
-export interface EpSessionConfig {
-  /** execution provider name as `listSupportedBackends()` reports it ('cpu', 'webgpu', ...) */
-  readonly ep: string
-  /**
-   * false: nodes the EP cannot take fail session creation instead of running on the CPU EP. Ignored for
-   * ep 'cpu': ORT applies the switch to the CPU EP itself too, and then refuses every graph.
-   */
-  readonly cpuFallback: boolean
-  readonly intraOpThreads?: number
-  readonly optimizationLevel?: GraphOptimizationLevel
-  /**
-   * false: idle intra-op threads sleep instead of spinning after a run. Spinning wins for one session that
-   * owns the cores; with several devices' sessions on the same cores it steals the time another needs.
-   */
-  readonly allowSpinning?: boolean
-}
-
-/** Session config key for intra-op thread spinning ('0' = sleep when idle). */
-export const ALLOW_SPINNING_KEY = 'session.intra_op.allow_spinning'
-
-/** Creates a session from model bytes on `config.ep` alone (plus ORT's CPU fallback only if asked). Pair with `release()`. */
-export async function createEpSession(model: Uint8Array, config: EpSessionConfig): Promise<OrtSession> {
-  checkThreads('intraOpThreads', config.intraOpThreads)
-  const session = await ort.InferenceSession.create(model, {
-    executionProviders: [config.ep],
-    ...(config.intraOpThreads !== undefined ? { intraOpNumThreads: config.intraOpThreads } : {}),
-    interOpNumThreads: 1,
-    graphOptimizationLevel: config.optimizationLevel ?? 'all',
-    executionMode: 'sequential',
-    extra: {
-      ...(config.cpuFallback || config.ep === 'cpu' ? {} : { [DISABLE_CPU_EP_FALLBACK_KEY]: '1' }),
-      ...(config.allowSpinning === false ? { [ALLOW_SPINNING_KEY]: '0' } : {})
-    }
-  })
-  return wrapSession(session, false)
 }

@@ -5,7 +5,7 @@
  * at a time, so at most one WebGPU session exists at once.
  */
 import { type EpProbeResult, type ProbeCheck } from './device'
-import { createEpSession, float32Tensor, tensorFloat32Data } from './ort'
+import { createSession, float32Tensor, tensorFloat32Data } from './ort'
 import { contribOpCases, matmulAddCase, PROBE_TOLERANCE, type ProbeCase } from './probe-cases'
 
 /** Longest ORT message kept in a check or reason; ORT prefixes long source paths. */
@@ -34,7 +34,7 @@ export async function runProbeCase(ep: string, probe: ProbeCase): Promise<ProbeC
   const t0 = performance.now()
   let session
   try {
-    session = await createEpSession(probe.bytes, { ep, cpuFallback: false, intraOpThreads: 1 })
+    session = await createSession(probe.bytes, { ep, cpuFallback: false, intraOpThreads: 1 })
   } catch (e) {
     return { name: probe.name, ok: false, maxAbsError: null, ms: performance.now() - t0, error: shortMessage(e) }
   }

@@ -6,7 +6,7 @@
  * cache buffers as inputs (free), runs, copies the outputs into their arena slots, and appends its layers'
  * new K/V rows to its cache. Time spent per task (copies + run) goes to the shared usage board.
  */
-import { createEpSession, float32Tensor, int64Tensor, tensorFloat32Data, type OrtSession, type OrtTensor } from '../../devices'
+import { createSession, float32Tensor, int64Tensor, tensorFloat32Data, type OrtSession, type OrtTensor } from '../../devices'
 import { KV_OUTPUT, VALUE } from '../../graph'
 import type { DeviceWorkerInit, DeviceProgram, GraphProgram, OutputRoute } from './device-protocol'
 import { parseSetupMessage } from './device-protocol'
@@ -93,7 +93,7 @@ export class DeviceExecutor {
         if (this.sessions.has(m.key)) return
         try {
           // devices here share cores: a session's idle threads must sleep, not spin, between its tasks
-          const session = await createEpSession(m.bytes, { ep: this.init.ep, cpuFallback: false, intraOpThreads: this.init.threads, allowSpinning: false })
+          const session = await createSession(m.bytes, { ep: this.init.ep, cpuFallback: false, intraOpThreads: this.init.threads, allowSpinning: false })
           this.sessions.set(m.key, session)
         } catch (err) {
           throw new Error(`device ${this.init.deviceId} (${this.init.ep}) cannot open the graph for ${m.label}: ${err instanceof Error ? err.message : String(err)}`)

@@ -6,7 +6,7 @@
  * per device, one after another (two WebGPU sessions on two threads at once crash the process).
  */
 import { parentPort, workerData } from 'node:worker_threads'
-import { createEpSession, float32Tensor, int64Tensor, type OrtSession, type OrtTensor } from '../../devices'
+import { createSession, float32Tensor, int64Tensor, type OrtSession, type OrtTensor } from '../../devices'
 import { parseProfileWorkerInit, PROFILE_STOP_MESSAGE, type ProfileGraph, type ProfileWorkerInit, type ProfileWorkerMessage, type RunSample, type ProfileSamplingRules } from './profile-protocol'
 
 /** Longest failure reason posted back (ORT's messages can carry whole node lists). */
@@ -102,7 +102,7 @@ async function medianRunMs(session: OrtSession, feeds: Record<string, OrtTensor>
 
 /** One graph on this worker's device at each of its token counts; the session is released either way. */
 async function measure(graph: ProfileGraph, init: ProfileWorkerInit): Promise<RunSample[]> {
-  const session = await createEpSession(graph.bytes, { ep: init.ep, cpuFallback: false, ...(init.threads !== null ? { intraOpThreads: init.threads } : {}) })
+  const session = await createSession(graph.bytes, { ep: init.ep, cpuFallback: false, ...(init.threads !== null ? { intraOpThreads: init.threads } : {}) })
   try {
     const buffers = inputBuffers(graph, init.pastTokens)
     const samples: RunSample[] = []

@@ -60,7 +60,7 @@ export interface CachedGraphOptions {
 /** Opens a CPU session for `model`, compiling only when no loadable cached graph exists. */
 export async function openCachedGraph(model: CompilableModel, options: CachedGraphOptions): Promise<{ session: OrtSession; info: CompileInfo }> {
   const sessionConfig = {
-    device: 'cpu' as const,
+    ep: 'cpu',
     intraOpThreads: options.threads,
     interOpThreads: 1,
     configEntries: options.configEntries,

@@ -4,7 +4,7 @@
  * intra-op thread count, plus an optional ONNX Runtime per-op-type breakdown of decode steps.
  *
  *   node --import tsx scripts/profile-decode.ts [--models f32,q8_0,q4_0] [--threads 1,2] [--prefill 128,512]
- *        [--contexts 16,1024] [--steps 16] [--rounds 3] [--profile] [--chunk 128]
+ *        [--contexts 16,1024] [--steps 16] [--rounds 3] [--profile] [--chunk N (default: the planner's)]
  *
  * Variants are measured alternately (round-robin over rounds) and medians reported, because the machine
  * is shared and runs vary by ±30%. Prefill: tokens/s of one forward of N tokens from an empty cache.
@@ -17,6 +17,7 @@ import { ensureBenchModel, type BenchModelId } from '../bench/models'
 import type { OrtSession } from '../main/engine/devices'
 import type { CompilableModel, GraphOptions } from '../main/engine/graph'
 import { loadModel } from '../main/engine/model'
+import { defaultPrefillChunkTokens } from '../main/engine/plan'
 import { openCachedGraph } from '../main/engine/runtime/session/open-cached-graph'
 import { SingleSessionEngine } from '../main/engine/runtime/session/single-session-engine'
 import { repoRoot } from '../test/helpers/paths'
@@ -137,7 +138,6 @@ async function main(): Promise<void> {
   const contexts = list(args.contexts)
   const steps = Number(args.steps)
   const rounds = Number(args.rounds)
-  const chunk = args.chunk === undefined ? undefined : Number(args.chunk)
   mkdirSync(GRAPH_DIR, { recursive: true })
   const rows: Row[] = []
   for (const idText of args.models.split(',')) {
@@ -147,10 +147,11 @@ async function main(): Promise<void> {
     const maxNeeded = Math.max(...prefills, ...contexts) + steps + CONTEXT_MARGIN
     const contextLength = Math.min(loaded.config.contextLength, maxNeeded)
     const model: CompilableModel = { config: loaded.config, weights: loaded.weights }
+    const chunk = args.chunk === undefined ? defaultPrefillChunkTokens(model.config) : Number(args.chunk)
     const graph: GraphOptions = { ropeTableLength: contextLength, int8Activations: !args['float-activations'] }
     console.log(`${file.label}: ${loaded.quantization}`)
     const engines = new Map<number, SingleSessionEngine>()
-    for (const t of threadsList) engines.set(t, new SingleSessionEngine(model, await openSession(model, graph, t), { contextLength, prefillChunk: chunk }))
+    for (const t of threadsList) engines.set(t, new SingleSessionEngine(model, await openSession(model, graph, t), { contextLength, prefillChunkTokens: chunk }))
     const row = (threads: number, what: string): Row => {
       let r = rows.find((x) => x.model === file.label && x.threads === threads && x.what === what)
       if (!r) rows.push((r = { model: file.label, threads, what, samples: [] }))
@@ -197,7 +198,7 @@ async function profileRuns(
   prefills: number[],
   contexts: number[],
   steps: number,
-  chunk: number | undefined
+  chunk: number
 ): Promise<void> {
   mkdirSync(PROFILE_DIR, { recursive: true })
   // [label, prompt length, decode steps]: a prefill is profiled as its last chunk run, a decode as its steps
@@ -209,7 +210,7 @@ async function profileRuns(
     for (const [label, promptLength, decodeSteps] of cases) {
       const prefix = join(PROFILE_DIR, `run-${process.pid}-${t}-${label.replace(/\W+/g, '_')}`)
       const session = await openSession(model, graph, t, prefix)
-      const engine = new SingleSessionEngine(model, session, { contextLength, prefillChunk: chunk })
+      const engine = new SingleSessionEngine(model, session, { contextLength, prefillChunkTokens: chunk })
       const wallMs: number[] = []
       try {
         const t0 = performance.now()

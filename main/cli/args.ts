@@ -1,5 +1,6 @@
 /** @file Command-line flags for `tandem`, parsed and validated into typed options. */
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util'
+import { DEFAULT_PREFILL_CHUNK_TOKENS, MAX_PREFILL_CHUNK_TOKENS } from '../engine'
 
 /** A usage problem: the CLI prints it with the help hint and exits 2. */
 export class UsageError extends Error {
@@ -22,7 +23,9 @@ open (with a per-launch token); --port 0 (the default) picks a free port, --mode
 run, --no-open does not open the browser.
 --placement runs the model across devices: a preset (cpu, gpu, npu-prefill-gpu-decode, layer-split,
 tensor-split, auto) or a placement JSON file (probes the devices first; auto also measures them, in seconds);
---prefill-chunk then sets the placement's chunk; --json and --stats then give each device's busy time.
+--json and --stats then give each device's busy time.
+--prefill-chunk sets the prompt tokens per graph run (default ${DEFAULT_PREFILL_CHUNK_TOKENS}, at most ${MAX_PREFILL_CHUNK_TOKENS}), with or without
+a placement.
 devices lists the compute devices (CPU, GPU, NPU) with their status; each is probed with tiny graphs in a child
 process unless --no-probe; --json prints one JSON array.`
 
@@ -146,7 +149,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
     system: v.system,
     json: v.json ?? false,
     stats: v.stats ?? false,
-    prefillChunk: v['prefill-chunk'] === undefined ? undefined : num(v['prefill-chunk'], 'prefill-chunk', 0, (n) => isInt(n) && n >= 1 && n <= 65536, 'an integer ≥ 1'),
+    prefillChunk: v['prefill-chunk'] === undefined ? undefined : num(v['prefill-chunk'], 'prefill-chunk', 0, (n) => isInt(n) && n >= 1 && n <= MAX_PREFILL_CHUNK_TOKENS, `an integer from 1 to ${MAX_PREFILL_CHUNK_TOKENS}`),
     threads,
     cacheDir: v['cache-dir'],
     placement: v.placement

@@ -31,9 +31,6 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-/** Default prompt tokens per forward without a placement (the engine's fast path). */
-const DEFAULT_PREFILL_CHUNK = 128
-
 async function generate(args: GenerateArgs): Promise<number> {
   const log = (line: string): void => void process.stderr.write(`tandem: ${line}\n`)
   const placed =
@@ -45,7 +42,9 @@ async function generate(args: GenerateArgs): Promise<number> {
     threads: args.threads,
     cacheDir: args.cacheDir,
     placement: placed?.placement,
-    devices: placed?.devices
+    devices: placed?.devices,
+    // with a placement, --prefill-chunk already set its chunk
+    prefillChunkTokens: placed === null ? args.prefillChunk : undefined
   })
   let r: GenerationResult
   try {
@@ -61,7 +60,6 @@ async function generate(args: GenerateArgs): Promise<number> {
       maxTokens: args.maxTokens,
       stopStrings: args.stop,
       signal: abort.signal,
-      prefillChunkTokens: placed?.placement.prefillChunkTokens ?? args.prefillChunk ?? DEFAULT_PREFILL_CHUNK,
       sampling: {
         temperature: args.temperature,
         seed: args.seed,
@@ -77,9 +75,9 @@ async function generate(args: GenerateArgs): Promise<number> {
   } finally {
     await model.dispose()
   }
-  // device names: the probed list with a placement; otherwise the unprobed listing (no probe, ~ms), read after the run
-  const known = placed?.devices ?? (await discoverDevices({ probe: false }))
-  const devices = r.stats.devices.map((d) => ({ id: d.id, name: known.find((k) => k.id === d.id)?.name ?? d.id, busyMs: round(d.busyMs) }))
+  // device names, only where they are printed: the probed list with a placement; otherwise the unprobed listing (no probe, ~ms)
+  const known = placed?.devices ?? (args.json || args.stats ? await discoverDevices({ probe: false }) : [])
+  const devices = r.stats.devices.map((d) => ({ id: d.id, name: known.find((k) => k.id === d.id)?.name ?? d.id, busyMs: round(d.busyMs), runs: d.runs }))
   if (args.json) {
     const out = {
       text: r.text,

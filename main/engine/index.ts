@@ -49,6 +49,8 @@ export {
   PRESET_IDS,
   PRESET_LABELS,
   planAuto,
+  DEFAULT_PREFILL_CHUNK_TOKENS,
+  MAX_PREFILL_CHUNK_TOKENS,
   parseProfile,
   weightInfoOf,
   weightInfoOfTypes,
@@ -58,4 +60,4 @@ export {
   type Profile,
   type WeightInfo
 } from './plan'
-export { profileCacheKeys, profileDevices, type ProfileCacheKeys, type ProfileOptions } from './runtime'
+export { chooseEngine, profileCacheKeys, profileDevices, type EngineChoice, type ProfileCacheKeys, type ProfileOptions } from './runtime'

@@ -175,8 +175,8 @@ export class ChatService {
       const conversation = this.deps.conversations.require(conversationId)
       const entry = await this.deps.models.pick(conversation.modelId)
       // resolved per generation, so a placement change applies to the next reply without a restart
-      const plan = await this.deps.devices.runPlan(entry, { beforeMeasuring: () => this.slot.release(), signal })
-      const model = await this.slot.acquire(entry, plan)
+      const placed = await this.deps.devices.placementFor(entry, { beforeMeasuring: () => this.slot.release(), signal })
+      const model = await this.slot.acquire(entry, placed)
       const history: ChatMessage[] = messages
         .list(conversationId)
         .filter((m) => m.seq < assistant.seq && m.status !== 'error' && m.role !== 'system' && m.content !== '')

@@ -1,15 +1,15 @@
 /**
  * @file Devices and placement for the app: the device list (probed once per launch: probing starts child
  * processes, so the promise is cached), the placement choice persisted in settings, what it resolves to for
- * the default model (PlacementView), and for chat the RunPlan a model is opened with. CPU only — the
- * default — needs no probing and runs on the engine's fast single-session path.
+ * the default model (PlacementView), and for chat the placement a model is opened with. CPU only — the
+ * default — needs no probing (the engine runs it as one session: chooseEngine).
  */
 import type { DeviceView, ModelEntry, PlacementSetting, PlacementView } from '../../preload/api'
 import { discoverDevices, parsePlacement, weightInfoOfTypes, MATMUL_GROUPS, OP_GROUP_NAMES, type DeviceInfo, type Placement } from '../engine'
 import type { AutoProfiles } from './auto-profiles'
 import { ApiError, errorMessage, invalid } from './errors'
 import type { ModelHeader, ModelsService } from './models-service'
-import { isCpuOnly, resolvePlacement, NOT_PROFILED, type AutoProfile, type PlacementModel, type Resolution } from './placement-resolve'
+import { resolvePlacement, NOT_PROFILED, type AutoProfile, type PlacementModel, type Resolution } from './placement-resolve'
 import type { SettingsService } from './settings-service'
 
 /** What DevicesService needs. */
@@ -20,24 +20,21 @@ export interface DevicesServiceDeps {
   readonly profiles?: AutoProfiles
 }
 
-/** How chat opens a model: the placement (null = the fast single-session CPU path) and the devices it may use. */
-export interface RunPlan {
-  /** equal keys mean the same plan: an open model is reused only while its key still matches */
+/** How chat opens a model: the placement it runs (always one; the engine chooses how) and the devices it may use. */
+export interface ModelPlacement {
+  /** equal keys mean the same placement: an open model is reused only while its key still matches */
   readonly key: string
-  readonly placement: Placement | null
+  readonly placement: Placement
   readonly devices: readonly DeviceInfo[]
 }
 
-/** What runPlan may do before measuring the devices for Auto. */
-export interface RunPlanOptions {
+/** What placementFor may do before measuring the devices for Auto. */
+export interface PlacementForOptions {
   /** runs before the profiler starts (chat closes its open model: no two threads may hold WebGPU sessions) */
   readonly beforeMeasuring?: () => Promise<void>
   /** aborts a measurement in progress */
   readonly signal?: AbortSignal
 }
-
-/** The plan key of the fast CPU path. */
-export const CPU_PLAN_KEY = 'cpu'
 
 /** A device as the settings panel shows it. */
 function toView(d: DeviceInfo): DeviceView {
@@ -136,24 +133,22 @@ export class DevicesService {
   }
 
   /**
-   * The plan to open `entry` with under the current choice. CPU only (and anything that resolves to the
-   * CPU alone) is the fast path without probing; Auto measures the devices first when they were never
-   * measured for this model; a choice that cannot run this model is a PlacementError.
+   * The placement to open `entry` with under the current choice. CPU only needs no probing; Auto measures
+   * the devices first when they were never measured for this model; a choice that cannot run this model is
+   * a PlacementError.
    */
-  async runPlan(entry: ModelEntry, options: RunPlanOptions = {}): Promise<RunPlan> {
+  async placementFor(entry: ModelEntry, options: PlacementForOptions = {}): Promise<ModelPlacement> {
     const setting = this.deps.settings.placement()
-    if (setting.preset === 'cpu') return { key: CPU_PLAN_KEY, placement: null, devices: await this.quickDevices() }
     const header = this.deps.models.header(entry)
     if (header === null) throw new ApiError('ModelError', `The model ${entry.name} cannot be read.`)
     const model = placementModel(header)
-    const devices = await this.devices()
+    const devices = setting.preset === 'cpu' ? await this.quickDevices() : await this.devices()
     let auto: AutoProfile = NOT_PROFILED
     if (setting.preset === 'auto' && this.deps.profiles !== undefined) {
       auto = await this.deps.profiles.ensure(entry, devices, options.beforeMeasuring ?? (async () => undefined), options.signal)
     }
     const r = resolvePlacement(setting, model, devices, auto)
     if (r.placement === null) throw new ApiError('PlacementError', `${r.explanation ?? 'The placement cannot run here.'} Choose another placement in Settings → Devices.`)
-    if (isCpuOnly(r.placement, model.config)) return { key: CPU_PLAN_KEY, placement: null, devices }
     return { key: JSON.stringify(r.placement), placement: r.placement, devices }
   }
 

@@ -6,7 +6,7 @@
  */
 import { TextModel } from '../engine'
 import type { ModelEntry } from '../../preload/api'
-import type { RunPlan } from './devices-service'
+import type { ModelPlacement } from './devices-service'
 import { ApiError, errorMessage } from './errors'
 
 /** Options every model is opened with. */
@@ -19,22 +19,22 @@ export interface ModelSlotOptions {
 
 /** Holds at most one open TextModel. */
 export class ModelSlot {
-  private current: { readonly id: string; readonly planKey: string; readonly model: TextModel } | null = null
+  private current: { readonly id: string; readonly placementKey: string; readonly model: TextModel } | null = null
 
   constructor(private readonly options: ModelSlotOptions) {}
 
-  /** The open model for `entry` under `plan`, opening it (and closing any other) when the model or the plan differs. */
-  async acquire(entry: ModelEntry, plan: RunPlan): Promise<TextModel> {
-    if (this.current !== null && this.current.id === entry.id && this.current.planKey === plan.key) return this.current.model
+  /** The open model for `entry` under `placed`, opening it (and closing any other) when the model or the placement differs. */
+  async acquire(entry: ModelEntry, placed: ModelPlacement): Promise<TextModel> {
+    if (this.current !== null && this.current.id === entry.id && this.current.placementKey === placed.key) return this.current.model
     await this.release()
     try {
       const model = await TextModel.open(entry.path, {
         cacheDir: this.options.cacheDir,
         threads: this.options.threads,
-        ...(plan.placement !== null && { placement: plan.placement }),
-        devices: plan.devices
+        placement: placed.placement,
+        devices: placed.devices
       })
-      this.current = { id: entry.id, planKey: plan.key, model }
+      this.current = { id: entry.id, placementKey: placed.key, model }
       return model
     } catch (err) {
       throw new ApiError('ModelError', `Could not open the model ${entry.name}: ${errorMessage(err)}`, { cause: err })

@@ -8,7 +8,6 @@ import type { PlacementSetting } from '../../preload/api'
 import {
   buildPreset,
   parsePlacement,
-  phaseDevices,
   planAuto,
   PRESET_LABELS,
   type DeviceInfo,
@@ -78,10 +77,4 @@ export function resolvePlacement(setting: PlacementSetting, model: PlacementMode
     const what = setting.preset === 'custom' ? `The placement "${setting.placement.name}"` : `The ${PRESET_LABELS[setting.preset]} placement`
     return { placement: null, explanation: `${what} cannot run ${model.name} on this machine: ${errorMessage(err)}`, predicted: null }
   }
-}
-
-/** True when a placement runs everything on the one CPU device in both phases (the engine's fast single-session path). */
-export function isCpuOnly(placement: Placement, config: ModelConfig): boolean {
-  const only = (ids: readonly string[]): boolean => ids.length === 1 && ids[0] === 'cpu'
-  return only(phaseDevices(placement.phases.prefill, config)) && only(phaseDevices(placement.phases.decode, config))
 }

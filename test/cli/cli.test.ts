@@ -21,6 +21,7 @@ interface JsonOut {
   text: string
   tokens: number[]
   promptTokens: number[]
+  devices: { id: string; busyMs: number; runs: number }[]
   stats: { ttftMs: number; prefillTokensPerSec: number; decodeTokensPerSec: number }
 }
 
@@ -45,6 +46,22 @@ describe('tandem generate', () => {
     expect(out.stats.ttftMs).toBeGreaterThan(0)
     expect(out.stats.prefillTokensPerSec).toBeGreaterThan(0)
     expect(out.stats.decodeTokensPerSec).toBeGreaterThan(0)
+  })
+
+  it('--prefill-chunk sets the prompt tokens per graph run without a placement (runs counted in --json)', async () => {
+    const prompt = 'Once upon a time there was a little girl named Lily who loved to play outside. '.repeat(4)
+    const runsWith = async (extra: string[]): Promise<{ prompt: number; runs: number }> => {
+      const r = await tandem(['generate', '--model', sharedModel('stories260K/stories260K.gguf'), '--prompt', prompt, '--max-tokens', '1', '--temperature', '0', '--json', ...extra])
+      expect(r.code).toBe(0)
+      const out = parseJson(r.stdout)
+      expect(out.devices.map((d) => d.id)).toEqual(['cpu'])
+      return { prompt: out.promptTokens.length, runs: out.devices[0].runs }
+    }
+    const chunked = await runsWith(['--prefill-chunk', '16'])
+    // one token generated: it comes from the prompt's logits, so every run was a prefill chunk
+    expect(chunked.prompt).toBeGreaterThan(32)
+    expect(chunked.runs).toBe(Math.ceil(chunked.prompt / 16))
+    expect((await runsWith([])).runs).toBe(1)
   })
 
   it('encodes a prompt like run.c (BOS, dummy-prefix space) and continues it', async () => {

@@ -79,7 +79,7 @@ describe('tandem generate --placement', () => {
     const out = parseJson(r.stdout)
     expect(out.tokens).toEqual(PUBLISHED_STORIES260K_IDS.slice(0, 24))
     expect(out.placement).toBe('CPU only')
-    expect(out.devices).toEqual([{ id: 'cpu', name: expect.stringMatching(/^CPU/), busyMs: expect.any(Number) }])
+    expect(out.devices).toEqual([{ id: 'cpu', name: expect.stringMatching(/^CPU/), busyMs: expect.any(Number), runs: expect.any(Number) }])
     expect(out.devices[0].busyMs).toBeGreaterThan(0)
     expect(r.stderr).toMatch(/devices: .*cpu.* ready/)
     expect(r.stderr).toMatch(/busy \(placement "CPU only"\): cpu \d+\.\d ms/)

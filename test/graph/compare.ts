@@ -69,7 +69,7 @@ export async function compareWithReference(
   const graphOptions: GraphOptions = { ropeTableLength: contextLength, int8Activations: options.int8Activations ?? true }
   const bytes = compileModel(model, graphOptions)
   const session = await createSession(bytes, { ep: 'cpu', intraOpThreads: 1, interOpThreads: 1 })
-  const engine = new SingleSessionEngine(model, session, { contextLength, prefillChunk: options.prefillChunk ?? 128 })
+  const engine = new SingleSessionEngine(model, session, { contextLength, prefillChunkTokens: options.prefillChunk ?? 128 })
   const emulate = options.emulateInt8 ?? graphOptions.int8Activations
   const state = createReferenceState(model.config, contextLength, emulate ? { int8Activations: (t) => int8ActivationPlan(t, graphOptions) } : {})
   const w = model.weights

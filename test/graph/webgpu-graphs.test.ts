@@ -52,7 +52,7 @@ function relativeDiff(got: Float32Array, want: Float32Array): number {
 /** Prefill + greedy decode on a WebGPU session vs the float32 reference: worst relative logit diff, argmax agreement. */
 async function webgpuVsReference(model: RandomModel, options: GraphOptions): Promise<{ diff: number; agree: boolean }> {
   const prompt = Array.from({ length: PROMPT_TOKENS }, (_, i) => (i * 7 + 3) % model.config.vocabSize)
-  const engine = new SingleSessionEngine(model, await webgpuSession(compileModel(model, options)), { contextLength: CONTEXT, prefillChunk: PREFILL_CHUNK })
+  const engine = new SingleSessionEngine(model, await webgpuSession(compileModel(model, options)), { contextLength: CONTEXT, prefillChunkTokens: PREFILL_CHUNK })
   const state = createReferenceState(model.config, CONTEXT)
   let diff = 0
   let agree = true

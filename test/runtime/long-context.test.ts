@@ -16,7 +16,7 @@ describe('SingleSessionEngine over a growing cache', () => {
     const model = randomModel({ seed: 71, dim: 32, nHeads: 4, nKvHeads: 2, hiddenDim: 64, nLayers: 2, contextLength: 512, ropePairing: 'rotate-half' })
     const contextLength = 400
     const session = await createSession(compileModel(model, { ropeTableLength: contextLength }), { ep: 'cpu', intraOpThreads: 1 })
-    const engine = new SingleSessionEngine(model, session, { contextLength, prefillChunk: 48 })
+    const engine = new SingleSessionEngine(model, session, { contextLength, prefillChunkTokens: 48 })
     const state = createReferenceState(model.config, contextLength)
     const prompt = Array.from({ length: MIN_KV_CAPACITY - 3 }, (_, i) => (i * 31 + 7) % model.config.vocabSize)
     let worst = 0

@@ -27,7 +27,7 @@ describe('compile-or-reuse', () => {
       const third = await openCachedGraph(model, options)
       expect(third.info.cacheHit).toBe(false)
       expect(readFileSync(third.info.graphPath).equals(good)).toBe(true)
-      const engine = new SingleSessionEngine(model, third.session, { contextLength: 32 })
+      const engine = new SingleSessionEngine(model, third.session, { contextLength: 32, prefillChunkTokens: 16 })
       expect((await engine.forward([1, 2, 3], 0)).length).toBe(model.config.vocabSize)
       await engine.dispose()
 
@@ -59,7 +59,7 @@ describe('SingleSessionEngine', () => {
     const model = randomModel({ seed: 42 })
     try {
       const { session } = await openCachedGraph(model, { cacheDir: tmp.dir, threads: 1, graph: { ropeTableLength: 12 } })
-      const engine = new SingleSessionEngine(model, session, { contextLength: 12, prefillChunk: 3 })
+      const engine = new SingleSessionEngine(model, session, { contextLength: 12, prefillChunkTokens: 3 })
       try {
         const a = await engine.forward([5, 6, 7, 8], 0)
         const b1 = await engine.forward([9], 4)

@@ -35,10 +35,13 @@ describe('worker request validation', () => {
   })
 
   it('validates the init data', () => {
-    expect(parseWorkerInit({ modelPath: '/m.gguf', threads: 2 })).toEqual({ modelPath: '/m.gguf', threads: 2 })
-    expect(() => parseWorkerInit({ modelPath: '' })).toThrow(ProtocolError)
-    expect(() => parseWorkerInit({ modelPath: '/m', maxContext: 0 })).toThrow(ProtocolError)
-    expect(() => parseWorkerInit({ modelPath: '/m', cacheDir: 5 })).toThrow(ProtocolError)
+    const cancel = new SharedArrayBuffer(4)
+    expect(parseWorkerInit({ modelPath: '/m.gguf', threads: 2, cancel })).toEqual({ modelPath: '/m.gguf', threads: 2, cancel })
+    expect(() => parseWorkerInit({ modelPath: '', cancel })).toThrow(ProtocolError)
+    expect(() => parseWorkerInit({ modelPath: '/m', maxContext: 0, cancel })).toThrow(ProtocolError)
+    expect(() => parseWorkerInit({ modelPath: '/m', cacheDir: 5, cancel })).toThrow(ProtocolError)
+    expect(() => parseWorkerInit({ modelPath: '/m' })).toThrow('init.cancel: expected a SharedArrayBuffer of one Int32')
+    expect(() => parseWorkerInit({ modelPath: '/m', cancel, prefillChunkTokens: 0 })).toThrow(ProtocolError)
   })
 })
 

@@ -7,7 +7,7 @@ import { sharedModel, tempDir } from '../helpers/paths'
 describe('model worker message validation (live worker)', () => {
   it('answers malformed requests with a ProtocolError and keeps serving valid ones', async () => {
     const tmp = tempDir()
-    const worker = startModelWorkerThread({ modelPath: sharedModel('stories260K/stories260K.bin'), cacheDir: tmp.dir, threads: 1, maxContext: 8 })
+    const worker = startModelWorkerThread({ modelPath: sharedModel('stories260K/stories260K.bin'), cacheDir: tmp.dir, threads: 1, maxContext: 8, cancel: new SharedArrayBuffer(4) })
     const inbox: WorkerResponse[] = []
     let wake: (() => void) | null = null
     worker.on('message', (m: unknown) => {

@@ -14,7 +14,7 @@
  *   cuda      | x64         | x64        |        | NVIDIA GPU (libraries not bundled in the npm package)
  *   tensorrt  | x64         | x64        |        | NVIDIA GPU (libraries not bundled in the npm package)
  */
-import type { DeviceKind } from './device'
+import { CONTRIB_OPS, type ContribOp, type DeviceKind } from './device'
 
 /** Execution providers the engine knows facts about. */
 export type KnownEp = 'cpu' | 'webgpu' | 'dml' | 'coreml' | 'qnn' | 'cuda' | 'tensorrt'
@@ -33,6 +33,8 @@ export interface EpFacts {
   readonly int8Only: boolean
   /** bytes; null = memory only */
   readonly maxTensorBytes: number | null
+  /** contrib ops assumed before a probe: all of them on the CPU EP (ORT's reference kernels), none elsewhere */
+  readonly contribOps: readonly ContribOp[]
 }
 
 /**
@@ -45,15 +47,15 @@ export const WEBGPU_MAX_TENSOR_BYTES = 128 * 1024 * 1024
 
 /** Per-EP facts, frozen. */
 export const EP_CATALOG: Readonly<Record<KnownEp, EpFacts>> = Object.freeze({
-  cpu: { platforms: ['win32', 'linux', 'darwin'], archs: [], label: 'CPU', kind: 'cpu', staticShapesOnly: false, int8Only: false, maxTensorBytes: null },
-  webgpu: { platforms: ['win32', 'linux', 'darwin'], archs: [], label: 'WebGPU', kind: 'igpu', staticShapesOnly: false, int8Only: false, maxTensorBytes: WEBGPU_MAX_TENSOR_BYTES },
-  dml: { platforms: ['win32'], archs: [], label: 'DirectML', kind: 'igpu', staticShapesOnly: false, int8Only: false, maxTensorBytes: null },
+  cpu: { platforms: ['win32', 'linux', 'darwin'], archs: [], label: 'CPU', kind: 'cpu', staticShapesOnly: false, int8Only: false, maxTensorBytes: null, contribOps: CONTRIB_OPS },
+  webgpu: { platforms: ['win32', 'linux', 'darwin'], archs: [], label: 'WebGPU', kind: 'igpu', staticShapesOnly: false, int8Only: false, maxTensorBytes: WEBGPU_MAX_TENSOR_BYTES, contribOps: [] },
+  dml: { platforms: ['win32'], archs: [], label: 'DirectML', kind: 'igpu', staticShapesOnly: false, int8Only: false, maxTensorBytes: null, contribOps: [] },
   // CoreML may place work on the ANE, GPU or CPU; the ANE wants fixed shapes
-  coreml: { platforms: ['darwin'], archs: [], label: 'Core ML', kind: 'npu', staticShapesOnly: true, int8Only: false, maxTensorBytes: null },
+  coreml: { platforms: ['darwin'], archs: [], label: 'Core ML', kind: 'npu', staticShapesOnly: true, int8Only: false, maxTensorBytes: null, contribOps: [] },
   // the Hexagon HTP backend runs quantized (QDQ) graphs with fixed shapes
-  qnn: { platforms: ['win32'], archs: ['arm64'], label: 'Qualcomm QNN', kind: 'npu', staticShapesOnly: true, int8Only: true, maxTensorBytes: null },
-  cuda: { platforms: ['win32', 'linux'], archs: ['x64'], label: 'CUDA', kind: 'dgpu', staticShapesOnly: false, int8Only: false, maxTensorBytes: null },
-  tensorrt: { platforms: ['win32', 'linux'], archs: ['x64'], label: 'TensorRT', kind: 'dgpu', staticShapesOnly: false, int8Only: false, maxTensorBytes: null }
+  qnn: { platforms: ['win32'], archs: ['arm64'], label: 'Qualcomm QNN', kind: 'npu', staticShapesOnly: true, int8Only: true, maxTensorBytes: null, contribOps: [] },
+  cuda: { platforms: ['win32', 'linux'], archs: ['x64'], label: 'CUDA', kind: 'dgpu', staticShapesOnly: false, int8Only: false, maxTensorBytes: null, contribOps: [] },
+  tensorrt: { platforms: ['win32', 'linux'], archs: ['x64'], label: 'TensorRT', kind: 'dgpu', staticShapesOnly: false, int8Only: false, maxTensorBytes: null, contribOps: [] }
 })
 
 /** Type guard: an EP name the catalog knows. */

@@ -35,7 +35,8 @@ function contractOf(facts: EpFacts | null, probe: EpProbeResult | null): DeviceC
     // an fp32 MatMul ran on the device, so it is not int8-only
     int8Only: ok ? false : (facts?.int8Only ?? false),
     maxTensorBytes: facts?.maxTensorBytes ?? null,
-    supportsContribOps: CONTRIB_OPS.filter((op: ContribOp) => contribOps.includes(op))
+    // unprobed, only what the catalog assumes (the CPU's reference kernels: all of them)
+    supportsContribOps: probe === null ? [...(facts?.contribOps ?? [])] : CONTRIB_OPS.filter((op: ContribOp) => contribOps.includes(op))
   }
 }
 

@@ -2,6 +2,7 @@
 export {
   assignGroups,
   defaultPrefillChunkTokens,
+  maxPrefillChunkTokens,
   isMatmulGroup,
   layerMatches,
   phaseDevices,

@@ -163,7 +163,12 @@ export function phaseDevices(phase: PhasePlacement, config: ModelConfig): string
   return [...ids]
 }
 
+/** The longest prefill chunk a model takes: MAX_PREFILL_CHUNK_TOKENS, capped by its context length. */
+export function maxPrefillChunkTokens(config: ModelConfig): number {
+  return Math.max(1, Math.min(MAX_PREFILL_CHUNK_TOKENS, config.contextLength))
+}
+
 /** The prefill chunk to use when none is given: the default, capped by the context length. */
 export function defaultPrefillChunkTokens(config: ModelConfig): number {
-  return Math.max(1, Math.min(DEFAULT_PREFILL_CHUNK_TOKENS, config.contextLength))
+  return Math.min(DEFAULT_PREFILL_CHUNK_TOKENS, maxPrefillChunkTokens(config))
 }

@@ -10,7 +10,7 @@ import { modelOpGroups, type GroupKind } from '../graph'
 import type { ModelConfig } from '../model'
 import { deviceRefusal, FLOAT32_WEIGHTS, groupRefusal, type WeightInfo } from './contract'
 import { readInteger, type Fail } from '../../common/reader'
-import { layerMatches, MAX_PREFILL_CHUNK_TOKENS, PlacementError, type LayerRef, type Partition, type PhasePlacement, type Placement } from './placement'
+import { layerMatches, maxPrefillChunkTokens, PlacementError, type LayerRef, type Partition, type PhasePlacement, type Placement } from './placement'
 import { rowCuts, rowShareOf } from './rows'
 import { parsePlacementShape } from './shape'
 
@@ -31,7 +31,7 @@ interface Ctx {
  */
 export function parsePlacement(json: unknown, config: ModelConfig, devices: readonly DeviceInfo[], weights: WeightInfo = FLOAT32_WEIGHTS): Placement {
   const placement = parsePlacementShape(json)
-  readInteger(fail, 'prefillChunkTokens', placement.prefillChunkTokens, 1, Math.min(MAX_PREFILL_CHUNK_TOKENS, config.contextLength))
+  readInteger(fail, 'prefillChunkTokens', placement.prefillChunkTokens, 1, maxPrefillChunkTokens(config))
   const ctx: Ctx = { config, devices, weights }
   checkPhase('phases.prefill', placement.phases.prefill, ctx)
   checkPhase('phases.decode', placement.phases.decode, ctx)

@@ -14,3 +14,8 @@ export class WorkerExitedError extends Error {
 export class ProtocolError extends Error {
   override readonly name = 'ProtocolError'
 }
+
+/** A forward stopped between prefill chunks because its caller cancelled it (e.g. the user pressed Stop). */
+export class ForwardCancelledError extends Error {
+  override readonly name = 'ForwardCancelledError'
+}

@@ -5,7 +5,9 @@
  */
 export { openModelWorker, type ModelWorkerClient, type ModelWorkerOptions } from './model-worker/model-worker-client'
 export { DeviceWorkersEngine, type DeviceWorkersOptions, type DeviceWorkersSetupInfo } from './hetero/device-workers-engine'
-export { deviceSetupOf, singleCpuDevice, type DeviceSetup, type SetupGraph, type PhaseStep } from './hetero/device-setup'
+export { deviceSetupOf, type DeviceSetup, type SetupGraph, type PhaseStep } from './hetero/device-setup'
+export { chooseEngine, type EngineChoice } from './engine-choice'
+export { chunkLengths, type ForwardEngine } from './forward'
 export { DeviceHost, type DeviceHostOptions } from './hetero/device-host'
 export { CommandChannel, serveCommands, createControlBuffer, MAX_COMMAND_ARGS, type CommandHandler } from './hetero/handoff'
 export { ValueArena, parityOf, MAX_ARENA_BYTES, type ArenaInit, type ArenaSlot, type Parity, type SlotShape } from './hetero/value-arena'
@@ -13,10 +15,10 @@ export { runSchedule, type DeviceRecord, type ScheduleOptions, type ScheduleRepo
 export { TaskGraph, MAX_SCHEDULED_TASKS, type ScheduledTask } from './hetero/task-graph'
 export { buildForwardDag, HOST_DEVICE, type ForwardTask } from './hetero/forward-dag'
 export { UsageBoard, usageDelta, epochNowMs, MAX_USAGE_DEVICES, type DeviceUsage } from './usage'
-export { SingleSessionEngine, DEFAULT_PREFILL_CHUNK, MAX_PREFILL_CHUNK, type SingleSessionOptions } from './session/single-session-engine'
+export { SingleSessionEngine, type SingleSessionOptions } from './session/single-session-engine'
 export { KvCache, type KvCacheShape } from './session/kv-cache'
 export { openCachedGraph, resolveContext, DEFAULT_MAX_CONTEXT, MAX_ROPE_TABLE_POSITIONS, type CompileInfo, type CachedGraphOptions } from './session/open-cached-graph'
-export { ContextOverflowError, WorkerExitedError, ProtocolError } from './errors'
+export { ContextOverflowError, ForwardCancelledError, WorkerExitedError, ProtocolError } from './errors'
 export {
   GenerationLoop,
   type ForwardModel,

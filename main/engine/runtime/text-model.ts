@@ -19,6 +19,8 @@ export interface OpenModelOptions {
   readonly placement?: Placement
   /** this machine's devices; required with a placement */
   readonly devices?: readonly DeviceInfo[]
+  /** tokens per prefill chunk without a placement (a placement brings its own); default the planner's */
+  readonly prefillChunkTokens?: number
 }
 
 export interface ChatMessage {

@@ -77,10 +77,10 @@ function checkSlot(index: number): void {
   if (!Number.isInteger(index) || index < 0 || index >= MAX_USAGE_DEVICES) throw new RangeError(`usage slot ${index} is outside [0, ${MAX_USAGE_DEVICES})`)
 }
 
-/** Busy ms per device between two readings of the same runner (devices missing from `before` count from 0). */
-export function usageDelta(before: DeviceUsage, after: DeviceUsage): { id: string; busyMs: number }[] {
+/** Busy ms and runs per device between two readings of the same worker (devices missing from `before` count from 0). */
+export function usageDelta(before: DeviceUsage, after: DeviceUsage): { id: string; busyMs: number; runs: number }[] {
   return after.devices.map((d) => {
     const was = before.devices.find((b) => b.id === d.id)
-    return { id: d.id, busyMs: Math.max(0, d.busyMs - (was?.busyMs ?? 0)) }
+    return { id: d.id, busyMs: Math.max(0, d.busyMs - (was?.busyMs ?? 0)), runs: Math.max(0, d.runs - (was?.runs ?? 0)) }
   })
 }

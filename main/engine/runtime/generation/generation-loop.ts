@@ -1,10 +1,11 @@
 /**
- * @file The generation loop: chunked prefill, then forward → sample → detokenize → stop rules, streamed
+ * @file The generation loop: the prompt in one forward (the engine cuts it into prefill chunks), then
+ * forward → sample → detokenize → stop rules, streamed
  * as an async iterator of {tokenId, text}. The KV cache is reused across calls when a new prompt
  * starts with tokens already in the cache (the common case in a chat).
  */
 import { createDetokenizer, type Tokenizer } from '../../model'
-import { ContextOverflowError } from '../errors'
+import { ContextOverflowError, ForwardCancelledError } from '../errors'
 import { createSampler, DEFAULT_SAMPLING, type SamplingOptions } from './sampler'
 import { StopStringFilter } from './stop-text'
 import { usageDelta, type DeviceUsage } from '../usage'
@@ -12,8 +13,8 @@ import { usageDelta, type DeviceUsage } from '../usage'
 /** What the loop needs from a model runner (the worker-backed ModelWorkerClient satisfies it). */
 export interface ForwardModel {
   readonly contextLength: number
-  /** runs `tokens` at positions pos.. and returns the logits of the last one */
-  forward(tokens: readonly number[], pos: number): Promise<Float32Array>
+  /** runs `tokens` at positions pos.. and returns the logits of the last one; `signal` stops a long prompt between prefill chunks (ForwardCancelledError) */
+  forward(tokens: readonly number[], pos: number, signal?: AbortSignal): Promise<Float32Array>
   /** forgets cached positions ≥ pos */
   truncate(pos: number): Promise<void>
   /** cumulative busy time per device (runners without devices may omit it) */
@@ -28,8 +29,6 @@ export interface GenerateRequest {
   readonly stopTokenIds?: readonly number[]
   readonly stopStrings?: readonly string[]
   readonly signal?: AbortSignal
-  /** prompt tokens per prefill run (default 128) */
-  readonly prefillChunkTokens?: number
 }
 
 export interface GenerationEvent {
@@ -48,8 +47,8 @@ export interface GenerationStats {
   readonly ttftMs: number
   readonly prefillTokensPerSec: number
   readonly decodeTokensPerSec: number
-  /** each device in use and its busy time during this generation (empty when the runner reports no usage) */
-  readonly devices: readonly { readonly id: string; readonly busyMs: number }[]
+  /** each device in use, its busy time and its runs (graph runs, or tasks on a device worker) during this generation; empty when the runner reports no usage */
+  readonly devices: readonly { readonly id: string; readonly busyMs: number; readonly runs: number }[]
 }
 
 export interface GenerationResult {
@@ -119,7 +118,6 @@ export class GenerationLoop {
     const start = performance.now()
     const usageBefore = this.runner.usage?.()
     const prompt = req.promptIds
-    const chunk = req.prefillChunkTokens ?? 128
     const sampler = createSampler(this.vocabSize, { ...DEFAULT_SAMPLING, ...req.sampling })
     const stopIds = new Set(req.stopTokenIds ?? [])
     const stopText = new StopStringFilter(req.stopStrings ?? [])
@@ -131,11 +129,13 @@ export class GenerationLoop {
     this.cached.length = reuse
 
     let logits: Float32Array | null = null
-    for (let pos = reuse; pos < prompt.length; pos += chunk) {
-      if (req.signal?.aborted) break
-      const part = prompt.slice(pos, Math.min(prompt.length, pos + chunk))
-      logits = await this.runner.forward(part, pos)
-      this.cached.push(...part)
+    try {
+      const rest = prompt.slice(reuse)
+      logits = await this.runner.forward(rest, reuse, req.signal)
+      this.cached.push(...rest)
+    } catch (err) {
+      // stopped between prefill chunks: the engine keeps what it ran, the next call rewinds to what we know
+      if (!(err instanceof ForwardCancelledError)) throw err
     }
     const prefillEnd = performance.now()
     const prefillTokens = prompt.length - reuse
@@ -213,6 +213,4 @@ function validateRequest(r: GenerateRequest, contextLength: number): void {
     )
   }
   if (!Number.isInteger(r.maxTokens) || r.maxTokens < 1) throw new RangeError('maxTokens must be an integer ≥ 1')
-  const chunk = r.prefillChunkTokens ?? 128
-  if (!Number.isInteger(chunk) || chunk < 1) throw new RangeError('prefillChunkTokens must be an integer ≥ 1')
 }

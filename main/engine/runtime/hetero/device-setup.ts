@@ -7,9 +7,8 @@
  * the current phase gets the new rows by an append step right after the step that does).
  */
 import { describeValue, kvOutputValues, VALUE, type GroupPart, type OpGroup, type SegmentSpec } from '../../graph'
-import type { DeviceInfo } from '../../devices'
 import type { ModelConfig } from '../../model'
-import { assignGroups, PHASES, placementToSegments, type Phase, type Placement, type PlanSegment } from '../../plan'
+import { PHASES, placementToSegments, type Phase, type Placement, type PlanSegment } from '../../plan'
 import type { DeviceProgram, OutputRoute } from './device-protocol'
 import { shareSlots } from './slot-sharing'
 import type { SlotShape } from './value-arena'
@@ -222,20 +221,4 @@ export function deviceSetupOf(placement: Placement, config: ModelConfig): Device
   // the coordinator reads the logits after the whole DAG: they keep their own slot
   const slots = shareSlots([phases.prefill, phases.decode], shapes, new Set([VALUE.logits]))
   return { devices, sessions, programs, phases, slots, kvLayers, chunkRows }
-}
-
-/**
- * The device of a placement that runs everything on one CPU-EP device in both phases with no partition
- * (the single-session fast path, SingleSessionEngine), or null when it needs the heterogeneous runtime.
- */
-export function singleCpuDevice(placement: Placement, config: ModelConfig, devices: readonly DeviceInfo[]): string | null {
-  const ids = new Set<string>()
-  for (const phase of PHASES) {
-    const assignments = assignGroups(placement.phases[phase], config)
-    if (assignments.some((a) => a.partition !== null)) return null
-    for (const a of assignments) ids.add(a.device)
-  }
-  if (ids.size !== 1) return null
-  const [id] = ids
-  return devices.find((d) => d.id === id)?.ep === 'cpu' ? id : null
 }

@@ -13,10 +13,9 @@ import { compileSegment, VALUE, type CompilableModel, type GraphOptions } from '
 import { dequantizeRows, type ModelConfig } from '../../model'
 import type { Phase, Placement } from '../../plan'
 import { DeviceHost } from './device-host'
-import { ContextOverflowError } from '../errors'
+import { checkForward, chunkLengths, stopIfCancelled, type ForwardEngine } from '../forward'
 import { deviceSetupOf, type DeviceSetup } from './device-setup'
 import { graphTargetOf } from '../profile/profile-graphs'
-import { checkTokens } from '../session/single-session-engine'
 import { runSchedule } from './scheduler'
 import type { TaskGraph } from './task-graph'
 import { buildForwardDag, HOST_DEVICE, type ForwardTask } from './forward-dag'
@@ -51,8 +50,10 @@ export interface DeviceWorkersSetupInfo {
 }
 
 /** A placement running on device workers; forward runs one token or a prompt. */
-export class DeviceWorkersEngine {
+export class DeviceWorkersEngine implements ForwardEngine {
   readonly config: ModelConfig
+  /** the placement's prefill chunk (the arena's rows per chunk) */
+  readonly prefillChunkTokens: number
   /** devices in use, in usage-board slot order */
   readonly deviceIds: readonly string[]
   private readonly graphs = new Map<string, TaskGraph<ForwardTask>>()
@@ -72,6 +73,7 @@ export class DeviceWorkersEngine {
   ) {
     this.config = model.config
     this.deviceIds = plan.devices
+    this.prefillChunkTokens = plan.chunkRows
   }
 
   /**
@@ -144,19 +146,11 @@ export class DeviceWorkersEngine {
     return this.board.read(this.deviceIds)
   }
 
-  /**
-   * Runs `tokens` at positions pos.. and returns the logits [vocab] of the last one (a fresh array).
-   * `pos` must be ≤ the cached length; a smaller `pos` rewinds the caches first.
-   */
-  async forward(tokens: readonly number[], pos: number): Promise<Float32Array> {
-    if (this.disposed) throw new Error('hetero engine disposed')
+  /** See ForwardEngine.forward: the chunks pipelined across the device workers by the scheduler. */
+  async forward(tokens: readonly number[], pos: number, cancelled?: () => boolean): Promise<Float32Array> {
+    if (this.disposed) throw new Error('device-workers engine disposed')
     if (this.running) throw new Error('one forward at a time')
-    checkTokens(tokens, this.config.vocabSize)
-    if (!Number.isInteger(pos) || pos < 0) throw new RangeError(`position must be a non-negative integer, got ${pos}`)
-    if (pos > this.length) throw new RangeError(`position ${pos} is past the cached length ${this.length}`)
-    if (pos + tokens.length > this.contextLength) {
-      throw new ContextOverflowError(`context overflow: ${pos} cached + ${tokens.length} new tokens > context length ${this.contextLength}`)
-    }
+    checkForward(tokens, pos, { vocabSize: this.config.vocabSize, cacheLength: this.length, contextLength: this.contextLength })
     this.running = true
     try {
       // the device workers rewind their caches to `pos` when a chunk starts there
@@ -168,6 +162,8 @@ export class DeviceWorkersEngine {
       const dim = this.config.dim
       await runSchedule(graph, async (_, task) => {
         if (task.device === HOST_DEVICE) {
+          // a chunk's embedding task starts it: a cancelled forward starts no further chunk
+          if (task.chunk > 0) stopIfCancelled(cancelled)
           const out = this.arena.view(hidden, task.parity)
           for (let i = 0; i < task.tokens; i++) dequantizeRows(emb, tokens[task.offset + i], 1, out, i * dim)
           return
@@ -206,9 +202,7 @@ export class DeviceWorkersEngine {
 
   /** The forward DAG for `count` tokens in `phase` (decode: one chunk of 1; prefill: chunks of the placement's length). */
   private graphFor(phase: Phase, count: number): TaskGraph<ForwardTask> {
-    const rows = this.plan.chunkRows
-    const lengths: number[] = []
-    for (let start = 0; start < count; start += rows) lengths.push(Math.min(rows, count - start))
+    const lengths = chunkLengths(count, this.prefillChunkTokens)
     const key = `${phase}:${lengths.join(',')}`
     let graph = this.graphs.get(key)
     if (graph === undefined) {

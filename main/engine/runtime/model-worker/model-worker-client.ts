@@ -6,7 +6,7 @@
 import type { Worker } from 'node:worker_threads'
 import type { DeviceInfo } from '../../devices'
 import type { Placement } from '../../plan'
-import { ContextOverflowError, ProtocolError, WorkerExitedError } from '../errors'
+import { ContextOverflowError, ForwardCancelledError, ProtocolError, WorkerExitedError } from '../errors'
 import type { CompileInfo } from '../session/open-cached-graph'
 import type { ModelConfig } from '../../model'
 import { MAX_FORWARD_TOKENS, parseWorkerResponse, type WireError, type WorkerInit, type WorkerRequest } from './protocol'
@@ -30,6 +30,8 @@ export interface ModelWorkerOptions {
   readonly placement?: Placement
   /** this machine's devices (discoverDevices); required with a placement, which the worker re-validates against them */
   readonly devices?: readonly DeviceInfo[]
+  /** tokens per prefill chunk without a placement (a placement brings its own); default the planner's DEFAULT_PREFILL_CHUNK_TOKENS */
+  readonly prefillChunkTokens?: number
 }
 
 /** A model in a worker: forward tokens, get the last position's logits. */
@@ -45,9 +47,10 @@ export interface ModelWorkerClient {
   /**
    * Runs `tokens` at positions pos.. and resolves to the logits [vocab] of the last one. `pos` must be
    * ≤ the number of cached positions; a smaller `pos` rewinds the cache to `pos` first (regenerate).
-   * pos + tokens.length > contextLength rejects with ContextOverflowError.
+   * pos + tokens.length > contextLength rejects with ContextOverflowError. Aborting `signal` stops a long
+   * prompt between prefill chunks (ForwardCancelledError; the chunks already run stay cached).
    */
-  forward(tokens: readonly number[], pos: number): Promise<Float32Array>
+  forward(tokens: readonly number[], pos: number, signal?: AbortSignal): Promise<Float32Array>
   /** Rewinds the KV cache to `pos` positions. */
   truncate(pos: number): Promise<void>
   /** Releases the session and ends the worker. */
@@ -63,7 +66,7 @@ export function startModelWorkerThread(init: WorkerInit): Worker {
 }
 
 function errorFromWire(e: WireError): Error {
-  const err = e.name === 'ContextOverflowError' ? new ContextOverflowError(e.message) : new Error(e.message)
+  const err = e.name === 'ContextOverflowError' ? new ContextOverflowError(e.message) : e.name === 'ForwardCancelledError' ? new ForwardCancelledError(e.message) : new Error(e.message)
   if (err.name !== e.name) Object.defineProperty(err, 'name', { value: e.name })
   return err
 }
@@ -91,6 +94,7 @@ interface Pending {
 export async function openModelWorker(modelPath: string, options: ModelWorkerOptions = {}): Promise<ModelWorkerClient> {
   if (options.placement !== undefined && options.devices === undefined) throw new RangeError('a placement needs the device list it was made for (options.devices)')
   const board = new UsageBoard()
+  const cancel = new Int32Array(new SharedArrayBuffer(4))
   const init: WorkerInit = {
     modelPath,
     tokenizerPath: options.tokenizerPath,
@@ -99,7 +103,9 @@ export async function openModelWorker(modelPath: string, options: ModelWorkerOpt
     maxContext: options.maxContext,
     placement: options.placement,
     devices: options.devices,
-    usage: board.buffer
+    prefillChunkTokens: options.prefillChunkTokens,
+    usage: board.buffer,
+    cancel: cancel.buffer
   }
   const worker = startModelWorkerThread(init)
   const pending = new Map<number, Pending>()
@@ -153,14 +159,19 @@ export async function openModelWorker(modelPath: string, options: ModelWorkerOpt
   })
   onInitError = null
 
-  const call = (request: RequestBody): Promise<Float32Array | null> => {
+  const call = (request: RequestBody, signal?: AbortSignal): Promise<Float32Array | null> => {
     if (exitError) return Promise.reject(exitError)
     const id = nextId++
-    return new Promise((resolve, reject) => {
+    // ids stay far below 2^31 in any session, so they fit the Int32 cancel word
+    const onAbort = (): void => {
+      Atomics.store(cancel, 0, id)
+    }
+    signal?.addEventListener('abort', onAbort, { once: true })
+    return new Promise<Float32Array | null>((resolve, reject) => {
       pending.set(id, { resolve, reject })
       const message: WorkerRequest = { ...request, id }
       worker.postMessage(message)
-    })
+    }).finally(() => signal?.removeEventListener('abort', onAbort))
   }
 
   let disposed = false
@@ -170,13 +181,14 @@ export async function openModelWorker(modelPath: string, options: ModelWorkerOpt
     compileInfo: ready.compileInfo,
     placement: options.placement ?? null,
     usage: () => board.read(ready.usageDevices),
-    async forward(tokens, pos) {
+    async forward(tokens, pos, signal) {
       if (tokens.length === 0 || tokens.length > MAX_FORWARD_TOKENS) throw new RangeError(`forward needs 1..${MAX_FORWARD_TOKENS} tokens, got ${tokens.length}`)
       if (!Number.isInteger(pos) || pos < 0) throw new RangeError(`position must be a non-negative integer, got ${pos}`)
       if (pos + tokens.length > ready.contextLength) {
         throw new ContextOverflowError(`context overflow: position ${pos} + ${tokens.length} tokens > context length ${ready.contextLength}`)
       }
-      const logits = await call({ type: 'forward', tokens: [...tokens], pos })
+      if (signal?.aborted === true) throw new ForwardCancelledError('the forward was cancelled before it started')
+      const logits = await call({ type: 'forward', tokens: [...tokens], pos }, signal)
       if (!logits) throw new ProtocolError('forward returned no logits')
       return logits
     },

@@ -7,14 +7,15 @@
  * stays responsive. Busy time goes to the runner's shared usage board, read by the caller at will.
  */
 import { parentPort, workerData } from 'node:worker_threads'
-import { weightInfoOf, parsePlacement } from '../../plan'
+import { loadModel, type ModelConfig } from '../../model'
+import { defaultPrefillChunkTokens, maxPrefillChunkTokens, parsePlacement, weightInfoOf } from '../../plan'
+import { chooseEngine } from '../engine-choice'
+import type { ForwardEngine } from '../forward'
 import { DeviceWorkersEngine } from '../hetero/device-workers-engine'
-import { singleCpuDevice } from '../hetero/device-setup'
 import { openCachedGraph, resolveContext, type CompileInfo } from '../session/open-cached-graph'
-import { loadModel } from '../../model'
 import { SingleSessionEngine } from '../session/single-session-engine'
-import { parseWorkerInit, parseWorkerRequest, requestIdOf, toWireError, type WorkerRequest, type WorkerResponse } from './protocol'
 import { UsageBoard } from '../usage'
+import { parseWorkerInit, parseWorkerRequest, requestIdOf, toWireError, type WorkerInit, type WorkerRequest, type WorkerResponse } from './protocol'
 
 const port = parentPort
 if (!port) throw new Error('model-worker.ts must run as a worker thread')
@@ -23,36 +24,32 @@ function post(message: WorkerResponse, transfer: ArrayBuffer[] = []): void {
   port?.postMessage(message, transfer)
 }
 
-/** What both engines offer the request loop. */
-interface Engine {
-  forward(tokens: readonly number[], pos: number): Promise<Float32Array>
-  truncate(pos: number): void
-  dispose(): Promise<void>
+/** The chunk of a run without a placement: the caller's, checked like a placement's, else the one default. */
+function prefillChunkOf(config: ModelConfig, tokens: number | undefined): number {
+  if (tokens === undefined) return defaultPrefillChunkTokens(config)
+  const max = maxPrefillChunkTokens(config)
+  if (!Number.isInteger(tokens) || tokens < 1 || tokens > max) throw new RangeError(`prefillChunkTokens must be an integer in [1, ${max}] for this model, got ${tokens}`)
+  return tokens
 }
 
-async function start(): Promise<Engine> {
-  const init = parseWorkerInit(workerData)
+async function start(init: WorkerInit): Promise<ForwardEngine> {
   const model = await loadModel(init.modelPath, { tokenizerPath: init.tokenizerPath })
   if (!model.weights) throw new Error(`${init.modelPath}: loaded without weights`)
   const c = model.config
   const { contextLength, ropeTableLength } = resolveContext(c, init.maxContext)
   const compilable = { config: c, weights: model.weights }
   const board = new UsageBoard(init.usage)
-  let placement = null
-  let devices = null
-  if (init.placement !== undefined) {
-    if (init.devices === undefined) throw new Error('a placement needs the device list it was made for (ModelWorkerOptions.devices)')
-    devices = init.devices
-    placement = parsePlacement(init.placement, c, devices, weightInfoOf(model.weights))
-  }
-  const fastDevice = placement === null || devices === null ? 'cpu' : singleCpuDevice(placement, c, devices)
-  if (fastDevice !== null || placement === null || devices === null) {
+  const placement = init.placement === undefined ? null : parsePlacement(init.placement, c, init.devices ?? [], weightInfoOf(model.weights))
+  const choice = placement === null ? null : chooseEngine(placement, c, init.devices ?? [])
+  if (placement === null || choice?.kind === 'single-session') {
     const { session, info } = await openCachedGraph(compilable, { cacheDir: init.cacheDir, threads: init.threads, graph: { ropeTableLength } })
-    const engine = new SingleSessionEngine(compilable, session, { contextLength, prefillChunk: placement?.prefillChunkTokens, usage: { board, slot: 0 } })
-    post({ type: 'ready', config: c, contextLength, compileInfo: info, usageDevices: [fastDevice ?? 'cpu'] })
+    const prefillChunkTokens = placement?.prefillChunkTokens ?? prefillChunkOf(c, init.prefillChunkTokens)
+    const engine = new SingleSessionEngine(compilable, session, { contextLength, prefillChunkTokens, usage: { board, slot: 0 } })
+    const device = choice?.kind === 'single-session' ? choice.device.id : 'cpu'
+    post({ type: 'ready', config: c, contextLength, compileInfo: info, usageDevices: [device] })
     return engine
   }
-  const engine = await DeviceWorkersEngine.create(compilable, placement, { contextLength, devices, threads: init.threads, graph: { ropeTableLength }, usage: board })
+  const engine = await DeviceWorkersEngine.create(compilable, placement, { contextLength, devices: init.devices ?? [], threads: init.threads, graph: { ropeTableLength }, usage: board })
   const s = engine.setupInfo
   const compileInfo: CompileInfo = {
     cacheHit: false,
@@ -64,10 +61,11 @@ async function start(): Promise<Engine> {
   return engine
 }
 
-async function handle(engine: Engine, request: WorkerRequest): Promise<boolean> {
+async function handle(engine: ForwardEngine, request: WorkerRequest, cancel: Int32Array): Promise<boolean> {
   switch (request.type) {
     case 'forward': {
-      const logits = await engine.forward(request.tokens, request.pos)
+      // the client writes a forward's id into the cancel word to stop it between prefill chunks
+      const logits = await engine.forward(request.tokens, request.pos, () => Atomics.load(cancel, 0) === request.id)
       const buffer = logits.buffer
       if (!(buffer instanceof ArrayBuffer)) throw new Error('logits are not in a transferable buffer')
       post({ type: 'logits', id: request.id, logits }, [buffer])
@@ -84,8 +82,9 @@ async function handle(engine: Engine, request: WorkerRequest): Promise<boolean> 
   }
 }
 
-start().then(
-  (engine) => {
+const starting = Promise.resolve().then(() => parseWorkerInit(workerData))
+starting.then(async (init) => ({ engine: await start(init), cancel: new Int32Array(init.cancel) })).then(
+  ({ engine, cancel }) => {
     // requests run strictly in arrival order; a failed one reports its error and the queue continues
     let queue = Promise.resolve(true)
     port.on('message', (raw: unknown) => {
@@ -99,7 +98,7 @@ start().then(
           return true
         }
         try {
-          const keepGoing = await handle(engine, request)
+          const keepGoing = await handle(engine, request, cancel)
           if (!keepGoing) port.close()
           return keepGoing
         } catch (err) {

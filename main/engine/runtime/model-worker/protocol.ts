@@ -30,8 +30,12 @@ export interface WorkerInit {
   readonly placement?: unknown
   /** the caller's discovered devices */
   readonly devices?: readonly DeviceInfo[]
+  /** tokens per prefill chunk when there is no placement (a placement brings its own); default the planner's */
+  readonly prefillChunkTokens?: number
   /** the usage board the worker's devices record busy time in (see usage.ts) */
   readonly usage?: SharedArrayBuffer
+  /** one Int32: the id of a forward the client cancelled (checked between prefill chunks) */
+  readonly cancel: SharedArrayBuffer
 }
 
 /** main -> worker. */
@@ -68,15 +72,19 @@ export function parseWorkerInit(v: unknown): WorkerInit {
   const r = new FieldReader(fail, 'init', v)
   const raw = r.raw('usage')
   const usage = raw === undefined || raw instanceof SharedArrayBuffer ? raw : r.reject('usage', 'expected a SharedArrayBuffer')
+  const cancel = r.raw('cancel')
+  if (!(cancel instanceof SharedArrayBuffer) || cancel.byteLength !== 4) return r.reject('cancel', 'expected a SharedArrayBuffer of one Int32')
   return {
     modelPath: r.string('modelPath', MAX_PATH_LENGTH),
     tokenizerPath: r.optionalString('tokenizerPath', MAX_PATH_LENGTH),
     cacheDir: r.optionalString('cacheDir', MAX_PATH_LENGTH),
     threads: r.optionalInt('threads', 0, 1024),
     maxContext: r.optionalInt('maxContext', 1, MAX_POSITION),
+    prefillChunkTokens: r.optionalInt('prefillChunkTokens', 1, MAX_POSITION),
     placement: r.raw('placement'),
     devices: r.raw('devices') === undefined ? undefined : readDeviceList(fail, r.at('devices'), r.raw('devices')),
-    usage
+    usage,
+    cancel
   }
 }
 

@@ -6,40 +6,27 @@
  */
 import { float32Tensor, int64Tensor, tensorFloat32Data, type OrtSession, type OrtTensor } from '../../devices'
 import { KV_OUTPUT, VALUE, type CompilableModel } from '../../graph'
-import { ContextOverflowError } from '../errors'
+import { checkForward, chunkLengths, stopIfCancelled, type ForwardEngine } from '../forward'
 import { KvCache } from './kv-cache'
 import type { UsageBoard } from '../usage'
 import { dequantizeRows, type ModelConfig } from '../../model'
-
-/** Tokens per graph run during prefill: bounds the attention scores buffer ([nHeads, chunk, T] floats). */
-export const DEFAULT_PREFILL_CHUNK = 128
-/** Most tokens one run may take (the chunk option is clamped to this). */
-export const MAX_PREFILL_CHUNK = 4096
 
 /** Engine settings. */
 export interface SingleSessionOptions {
   /** positions the cache holds; forward past this throws ContextOverflowError */
   readonly contextLength: number
-  readonly prefillChunk?: number
-  /** where time spent in session.run is recorded (the runner's usage board, this device's slot) */
+  /** tokens per graph run during prefill (the placement's prefillChunkTokens); bounds the attention scores buffer [nHeads, chunk, T] */
+  readonly prefillChunkTokens: number
+  /** where time spent in session.run is recorded (the worker's usage board, this device's slot) */
   readonly usage?: { readonly board: UsageBoard; readonly slot: number }
 }
 
-/** Checks `tokens` are vocabulary ids; throws a RangeError naming the first bad one. */
-export function checkTokens(tokens: readonly number[], vocabSize: number): void {
-  if (tokens.length === 0) throw new RangeError('forward needs at least one token')
-  for (let i = 0; i < tokens.length; i++) {
-    const t = tokens[i]
-    if (!Number.isInteger(t) || t < 0 || t >= vocabSize) throw new RangeError(`token ${i} is ${t}, outside the vocabulary [0, ${vocabSize})`)
-  }
-}
-
 /** A model ready to run: forward tokens at a position, get the last position's logits. */
-export class SingleSessionEngine {
+export class SingleSessionEngine implements ForwardEngine {
   readonly config: ModelConfig
   readonly contextLength: number
+  readonly prefillChunkTokens: number
   private readonly cache: KvCache
-  private readonly chunk: number
   // reused input buffers, sized for one chunk: [chunk, dim] and [chunk]
   private readonly hidden: Float32Array
   private readonly positions: BigInt64Array
@@ -62,13 +49,13 @@ export class SingleSessionEngine {
       throw new RangeError(`contextLength ${contextLength} must be in [1, ${model.config.contextLength}]`)
     }
     this.contextLength = contextLength
-    const chunk = options.prefillChunk ?? DEFAULT_PREFILL_CHUNK
-    if (!Number.isInteger(chunk) || chunk < 1) throw new RangeError(`prefillChunk must be a positive integer, got ${chunk}`)
-    this.chunk = Math.min(chunk, MAX_PREFILL_CHUNK, contextLength)
+    const chunk = options.prefillChunkTokens
+    if (!Number.isInteger(chunk) || chunk < 1) throw new RangeError(`prefillChunkTokens must be a positive integer, got ${chunk}`)
+    this.prefillChunkTokens = Math.min(chunk, contextLength)
     const c = model.config
     this.cache = new KvCache({ nLayers: c.nLayers, nKvHeads: c.nKvHeads, headDim: c.headDim, maxLen: contextLength })
-    this.hidden = new Float32Array(this.chunk * c.dim)
-    this.positions = new BigInt64Array(this.chunk)
+    this.hidden = new Float32Array(this.prefillChunkTokens * c.dim)
+    this.positions = new BigInt64Array(this.prefillChunkTokens)
     this.usage = options.usage
   }
 
@@ -77,25 +64,19 @@ export class SingleSessionEngine {
     return this.cache.length
   }
 
-  /**
-   * Runs `tokens` at positions pos.. and returns the logits [vocab] of the last one (a fresh array the
-   * caller owns). `pos` must be ≤ the cached length; a smaller `pos` rewinds the cache to it first
-   * (regenerate). Prompts longer than the prefill chunk run in several graph runs.
-   */
-  async forward(tokens: readonly number[], pos: number): Promise<Float32Array> {
-    if (this.disposed) throw new Error('model engine disposed')
-    checkTokens(tokens, this.config.vocabSize)
-    if (!Number.isInteger(pos) || pos < 0) throw new RangeError(`position must be a non-negative integer, got ${pos}`)
-    if (pos > this.cache.length) throw new RangeError(`position ${pos} is past the cached length ${this.cache.length}`)
-    if (pos + tokens.length > this.contextLength) {
-      throw new ContextOverflowError(`context overflow: ${pos} cached + ${tokens.length} new tokens > context length ${this.contextLength}`)
-    }
+  /** See ForwardEngine.forward: one graph run per prefill chunk, in order. */
+  async forward(tokens: readonly number[], pos: number, cancelled?: () => boolean): Promise<Float32Array> {
+    if (this.disposed) throw new Error('single-session engine disposed')
+    checkForward(tokens, pos, { vocabSize: this.config.vocabSize, cacheLength: this.cache.length, contextLength: this.contextLength })
     this.cache.truncate(pos)
     // one growth for the whole call rather than one per chunk
     this.cache.reserve(pos + tokens.length)
     let logits: Float32Array | null = null
-    for (let start = 0; start < tokens.length; start += this.chunk) {
-      logits = await this.runChunk(tokens, start, Math.min(this.chunk, tokens.length - start))
+    let start = 0
+    for (const count of chunkLengths(tokens.length, this.prefillChunkTokens)) {
+      if (start > 0) stopIfCancelled(cancelled)
+      logits = await this.runChunk(tokens, start, count)
+      start += count
     }
     if (!logits) throw new Error('unreachable: no chunk ran')
     return logits

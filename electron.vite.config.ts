@@ -18,8 +18,6 @@ const mainEntries: Record<string, string> = {
   index: resolve(root, 'main/index.ts'),
   'model-worker': resolve(root, 'main/engine/runtime/model-worker/model-worker.ts'),
   'device-worker': resolve(root, 'main/engine/runtime/hetero/device-worker.ts'),
-  'profile-worker': resolve(root, 'main/engine/runtime/profile/profile-worker.ts'),
-  'profile-link-worker': resolve(root, 'main/engine/runtime/profile/profile-link-worker.ts'),
   'probe-child': resolve(root, 'main/engine/devices/probe-child.ts')
 }
 

@@ -11,7 +11,8 @@ import { LAYER_GROUP_KINDS, type CompilableModel, type GroupKind } from '../../m
 import { loadModel } from '../../main/engine/model'
 import { modelShapeKey, OP_GROUP_NAMES, parsePlacement, parseProfile, planAuto, type Profile } from '../../main/engine/plan'
 import { MATMUL_GROUPS, rowCuts, rowShareOf } from '../../main/engine/plan'
-import { calibrationScales, deviceGroupTimings, devicePartitionTimings, groupSamples, MIN_CALIBRATION_SCALE, MIN_GROUP_MS, PROFILE_PART_RATIO, profileCacheKeys, profileDevices, type ProfileProgress, type RunSample } from '../../main/engine/runtime'
+import { calibrationScales, DEFAULT_LINK, deviceGroupTimings, devicePartitionTimings, groupSamples, MIN_CALIBRATION_SCALE, MIN_GROUP_MS, PROFILE_PART_RATIO, profileCacheKeys, profileDevices, type ProfileProgress, type RunSample } from '../../main/engine/runtime'
+import { fitLink } from '../../main/engine/runtime/profile/link'
 import { sharedModel } from '../helpers/paths'
 
 async function compilable(path: string): Promise<CompilableModel> {
@@ -92,13 +93,24 @@ describe('profileDevices on the real devices', () => {
     expect(progress.filter((p) => p.device === 'webgpu-0' && p.target === 'layer-stack')).toHaveLength(ready.some((d) => d.id === 'webgpu-0') ? 1 : 0)
   })
 
-  it('measures the thread-to-thread hand-off: a wake-up in µs to a ms, a per-MiB copy cost', () => {
+  it('measures the hand-off on the runtime\'s own command channel: a round trip, and a per-MiB cost of the two arena copies', () => {
     expect(profile.links).toEqual([])
     expect(profile.defaultLink.fixedMs).toBeGreaterThan(0)
-    expect(profile.defaultLink.fixedMs).toBeLessThan(2)
-    // two memcpys of a MiB at ≥ 1 GB/s
-    expect(profile.defaultLink.msPerMiB).toBeGreaterThan(0)
-    expect(profile.defaultLink.msPerMiB).toBeLessThan(5)
+    expect(Number.isFinite(profile.defaultLink.fixedMs)).toBe(true)
+    expect(profile.defaultLink.msPerMiB).toBeGreaterThanOrEqual(0)
+    expect(Number.isFinite(profile.defaultLink.msPerMiB)).toBe(true)
+    // a measured figure, not the default used when links are not measured
+    expect(profile.defaultLink).not.toEqual(DEFAULT_LINK)
+  })
+
+  it('fits the link from the empty round trip and the extra time of the largest payload', () => {
+    const fit = fitLink([
+      { bytes: 0, roundTripMs: 0.05 },
+      { bytes: 262144, roundTripMs: 0.08 },
+      { bytes: 4194304, roundTripMs: 0.85 }
+    ])
+    expect(fit.fixedMs).toBeCloseTo(0.05, 12)
+    expect(fit.msPerMiB).toBeCloseTo(0.2, 12)
   })
 
   it('reports progress in order: compiles, each device measured one after another, then the link', () => {
@@ -196,18 +208,20 @@ describe('profiling edge cases', () => {
     expect(got[0].samples[1].ms).toBeCloseTo(0.3, 12)
   })
 
-  it('rejects when aborted mid-measurement and when no device is ready', async () => {
+  it('rejects when aborted mid-measurement (nothing more is measured) and when no device is ready', async () => {
     const cpuOnly = devices.filter((d) => d.id === 'cpu')
     const controller = new AbortController()
-    const t0 = performance.now()
+    const seen: ProfileProgress[] = []
     const run = profileDevices(model, cpuOnly, {
       signal: controller.signal,
       onProgress: (p) => {
+        seen.push(p)
         if (p.stage === 'measure') controller.abort(new Error('stop profiling'))
       }
     })
     await expect(run).rejects.toThrow('stop profiling')
-    expect(performance.now() - t0).toBeLessThan(30_000)
+    // the abort came with the first measurement: no second one was started
+    expect(seen.filter((p) => p.stage === 'measure')).toHaveLength(1)
     await expect(profileDevices(model, devices.map((d) => ({ ...d, status: 'failed' as const })))).rejects.toThrow(/no ready device/)
   }, 60_000)
 })

@@ -15,6 +15,11 @@ import { MS_DOMAIN, type GraphBuilder } from './onnx-builder'
  */
 export type GraphTarget = 'cpu' | 'webgpu'
 
+/** The graph flavour a device's execution provider runs (the WebGPU EP refuses the CPU graph's int64 shape arithmetic). */
+export function graphTargetOf(ep: string): GraphTarget {
+  return ep === 'webgpu' ? 'webgpu' : 'cpu'
+}
+
 /** Compile-time choices that change the graph (and so are part of its cache key). */
 export interface GraphOptions {
   /** positions the RoPE tables cover; the runtime never runs past this (≤ config.contextLength) */

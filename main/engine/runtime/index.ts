@@ -43,8 +43,8 @@ export {
   type ProfileOptions,
   type ProfileProgress
 } from './profile/profiler'
-export { graphTargetOf, profileParts, PROFILE_PART_RATIO, STACK_LAYERS, type GraphTarget, type ProfilePart } from './profile/profile-graphs'
-export { calibrationScales, deviceGroupTimings, devicePartitionTimings, groupSamples, MIN_CALIBRATION_SCALE, MIN_GROUP_MS, type PartRuns } from './profile/profile-timing'
-export { measureLink, LINK_SIZES_BYTES, type LinkMeasurement, type LinkSample } from './profile/profile-link'
-export type { PartTarget, ProfileSamplingRules, ProfileTarget, RunSample } from './profile/profile-protocol'
+export { profileParts, PROFILE_PART_RATIO, STACK_LAYERS, type PartTarget, type ProfilePart, type ProfileTarget } from './profile/profile-graphs'
+export { calibrationScales, deviceGroupTimings, devicePartitionTimings, groupSamples, MIN_CALIBRATION_SCALE, MIN_GROUP_MS, type PartRuns, type RunSample } from './profile/profile-timing'
+export { measureLink, LINK_SIZES_BYTES, type LinkMeasurement, type LinkSample } from './profile/link'
+export type { SamplingRules } from './hetero/session-timing'
 export { startWorkerThread, workerEntryUrl } from './worker-thread'

@@ -9,7 +9,8 @@
 import { createSession, float32Tensor, int64Tensor, tensorFloat32Data, type OrtSession, type OrtTensor } from '../../devices'
 import { KV_OUTPUT, VALUE } from '../../graph'
 import type { DeviceWorkerInit, DeviceProgram, GraphProgram, OutputRoute } from './device-protocol'
-import { parseSetupMessage } from './device-protocol'
+import { parseDeviceMessage } from './device-protocol'
+import { medianRunMs } from './session-timing'
 import { KvCache } from '../session/kv-cache'
 import { UsageBoard } from '../usage'
 import type { Parity, ValueArena } from './value-arena'
@@ -74,6 +75,8 @@ export class DeviceExecutor {
   private readonly usage: UsageBoard
   /** most rows any arena value has: the longest run (positions buffers are this long) */
   private readonly maxRows: number
+  /** the worker's side of an echo (see `echo`) */
+  private echoBuffer = new Float32Array(0)
 
   constructor(
     private readonly init: DeviceWorkerInit,
@@ -85,28 +88,48 @@ export class DeviceExecutor {
     this.maxRows = rows
   }
 
-  /** Applies one setup message (validated here). */
-  async setup(raw: unknown): Promise<void> {
-    const m = parseSetupMessage(raw)
+  /** Applies one port message (validated here); a 'measure' returns the median run ms, the others nothing. */
+  async apply(raw: unknown): Promise<number | null> {
+    const m = parseDeviceMessage(raw)
     switch (m.type) {
       case 'session': {
-        if (this.sessions.has(m.key)) return
+        if (this.sessions.has(m.key)) return null
         try {
           // devices here share cores: a session's idle threads must sleep, not spin, between its tasks
-          const session = await createSession(m.bytes, { ep: this.init.ep, cpuFallback: false, intraOpThreads: this.init.threads, allowSpinning: false })
+          const session = await createSession(m.model, { ep: this.init.ep, cpuFallback: false, intraOpThreads: this.init.threads, allowSpinning: false })
           this.sessions.set(m.key, session)
         } catch (err) {
           throw new Error(`device ${this.init.deviceId} (${this.init.ep}) cannot open the graph for ${m.label}: ${err instanceof Error ? err.message : String(err)}`)
         }
-        return
+        return null
+      }
+      case 'release': {
+        const session = this.sessions.get(m.key)
+        this.sessions.delete(m.key)
+        await session?.release()
+        return null
       }
       case 'kv':
         for (const l of m.layers) if (!this.caches.has(l)) this.caches.set(l, new KvCache({ nLayers: 1, ...this.init.kv }))
-        return
+        return null
       case 'program':
         this.programs[m.id] = this.bind(m.program)
-        return
+        return null
+      case 'measure': {
+        const session = this.sessions.get(m.request.session)
+        if (!session) throw new Error(`device ${this.init.deviceId}: no session ${m.request.session} to time`)
+        return medianRunMs(session, m.request)
+      }
     }
+  }
+
+  /** Copies `floats` values of arena slot `slot` out into a buffer of this worker's and back (a hand-off's two copies). */
+  echo(slot: number, floats: number): void {
+    const view = this.arena.view(slot, 0)
+    if (!Number.isInteger(floats) || floats < 0 || floats > view.length) throw new RangeError(`echo of ${floats} floats outside slot ${slot} (${view.length})`)
+    if (this.echoBuffer.length < floats) this.echoBuffer = new Float32Array(view.length)
+    this.echoBuffer.set(view.subarray(0, floats))
+    view.set(this.echoBuffer.subarray(0, floats))
   }
 
   private bind(p: DeviceProgram): Bound {

@@ -1,12 +1,14 @@
 /**
- * @file The coordinator's handle on one device worker: starts it, sends setup (graphs, programs, KV
- * layers) and per-task commands through its control block, and turns a worker crash or exit into a
- * rejection of the pending and every later command, naming the device. Pair `start` with `dispose`.
+ * @file A coordinator's handle on one device worker: starts it, sends setup (graphs, programs, KV layers),
+ * per-task commands and timing requests through its control block, and turns a worker crash or exit into a
+ * rejection of the pending and every later command, naming the device. The engine and the profiler both
+ * drive devices through it, so what the profiler measures is what the runtime runs. Pair `start` with `dispose`.
  */
 import { MessageChannel, type Worker } from 'node:worker_threads'
 import { WorkerExitedError } from '../errors'
 import { CommandChannel, createControlBuffer } from './handoff'
-import { OP, type DeviceProgram, type DeviceWorkerInit, type KvGeometry, type SetupMessage } from './device-protocol'
+import { OP, type DeviceMessage, type DeviceProgram, type DeviceWorkerInit, type KvGeometry } from './device-protocol'
+import type { TimingRequest } from './session-timing'
 import type { ArenaInit, Parity } from './value-arena'
 import { startWorkerThread, workerEntryUrl } from '../worker-thread'
 
@@ -49,26 +51,45 @@ export class DeviceHost {
     return new DeviceHost(options.deviceId, worker, new CommandChannel(control, port1))
   }
 
-  private async setup(message: SetupMessage, transfer: ArrayBuffer[] = []): Promise<void> {
+  private async send(message: DeviceMessage, transfer: ArrayBuffer[] = []): Promise<void> {
     this.channel.post(message, transfer)
-    await this.channel.call(OP.setup)
+    await this.channel.call(OP.message)
   }
 
-  /** Opens a session on the device for ONNX `bytes` (transferred: the caller's copy is gone). */
-  async loadSession(key: string, label: string, bytes: Uint8Array): Promise<void> {
-    const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer ? bytes : bytes.slice()
+  /** Opens a session on the device for a cached graph file, or for ONNX `bytes` (transferred: the caller's copy is gone). */
+  async loadSession(key: string, label: string, model: Uint8Array | string): Promise<void> {
+    if (typeof model === 'string') return this.send({ type: 'session', key, label, model })
+    const own = model.byteOffset === 0 && model.byteLength === model.buffer.byteLength && model.buffer instanceof ArrayBuffer ? model : model.slice()
     const buffer = own.buffer
-    await this.setup({ type: 'session', key, label, bytes: own }, buffer instanceof ArrayBuffer ? [buffer] : [])
+    await this.send({ type: 'session', key, label, model: own }, buffer instanceof ArrayBuffer ? [buffer] : [])
+  }
+
+  /** Releases the session `key` (nothing when there is none). */
+  async releaseSession(key: string): Promise<void> {
+    await this.send({ type: 'release', key })
+  }
+
+  /** Times whole runs of an opened session as `request` says; resolves to their median, ms. */
+  async measure(request: TimingRequest): Promise<number> {
+    this.channel.post({ type: 'measure', request } satisfies DeviceMessage)
+    const ms = await this.channel.callForReply(OP.message)
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) throw new Error(`device ${this.deviceId} replied with no run time`)
+    return ms
+  }
+
+  /** Copies `floats` values of arena slot `slot` out and back in the worker (one round trip plus a hand-off's two copies). */
+  echo(slot: number, floats: number): Promise<void> {
+    return this.channel.call(OP.echo, [slot, floats])
   }
 
   /** Registers program `id`. */
   async addProgram(id: number, program: DeviceProgram): Promise<void> {
-    await this.setup({ type: 'program', id, program })
+    await this.send({ type: 'program', id, program })
   }
 
   /** Allocates this device's KV caches for `layers`. */
   async holdLayers(layers: readonly number[]): Promise<void> {
-    await this.setup({ type: 'kv', layers })
+    await this.send({ type: 'kv', layers })
   }
 
   /** Runs program `id` for a chunk; resolves when its outputs are in the arena. */

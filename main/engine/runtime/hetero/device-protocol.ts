@@ -1,15 +1,17 @@
 /**
- * @file What crosses between the coordinator (DeviceWorkersEngine, in the model worker) and one device worker:
- * the worker's init data, the command op codes of the control block (handoff.ts), the setup messages
- * read from the port (a compiled graph to open, a program to register, the KV layers to hold), and the
- * programs themselves. Programs are registered once at setup; per task only (program, parity, tokens,
- * position) travel, as four integers in the control block. Everything received is validated here.
+ * @file What crosses between a coordinator (DeviceWorkersEngine in the model worker, or the profiler) and one
+ * device worker: the worker's init data, the command op codes of the control block (handoff.ts), the
+ * messages read from the port (a compiled graph to open or release, a program to register, the KV layers to
+ * hold, a session run to time), and the programs themselves. Programs are registered once at setup; per task
+ * only (program, parity, tokens, position) travel, as four integers in the control block. Everything
+ * received is validated here.
  */
 import type { MessagePort } from 'node:worker_threads'
 import { ProtocolError } from '../errors'
 import { FieldReader, failWith, isRecord } from '../../../common/reader'
 import { MAX_DEVICE_ID_LENGTH } from '../../devices'
 import { isControlBuffer } from './handoff'
+import { readTimingRequest, type TimingRequest } from './session-timing'
 import { MAX_PATH_LENGTH, MAX_POSITION } from '../model-worker/protocol'
 import { MAX_USAGE_DEVICES } from '../usage'
 
@@ -17,12 +19,14 @@ import { MAX_USAGE_DEVICES } from '../usage'
 export const OP = Object.freeze({
   /** no work: measures the hand-off itself */
   ping: 1,
-  /** read one setup message from the port and apply it */
-  setup: 2,
+  /** read one message from the port and apply it (a 'measure' message replies with the median ms) */
+  message: 2,
   /** args: program id, chunk parity, tokens in the chunk, position of its first token */
   run: 3,
   /** release everything and end the worker */
-  exit: 4
+  exit: 4,
+  /** args: arena slot, floats: copy them out of the arena and back, as a consumer and a producer do */
+  echo: 5
 })
 
 /** Most programs one device worker holds. */
@@ -107,11 +111,14 @@ export interface AppendProgram {
 /** Any program a device worker runs. */
 export type DeviceProgram = GraphProgram | SumProgram | AppendProgram
 
-/** Setup messages (coordinator -> worker, one per OP.setup). */
-export type SetupMessage =
-  | { readonly type: 'session'; readonly key: string; readonly label: string; readonly bytes: Uint8Array }
+/** Port messages (coordinator -> worker, one per OP.message). */
+export type DeviceMessage =
+  /** open a session on the graph (ONNX bytes, or the path of a cached graph file) under `key` */
+  | { readonly type: 'session'; readonly key: string; readonly label: string; readonly model: Uint8Array | string }
+  | { readonly type: 'release'; readonly key: string }
   | { readonly type: 'program'; readonly id: number; readonly program: DeviceProgram }
   | { readonly type: 'kv'; readonly layers: readonly number[] }
+  | { readonly type: 'measure'; readonly request: TimingRequest }
 
 const fail = failWith((message) => new ProtocolError(message))
 
@@ -171,15 +178,19 @@ function readProgram(r: FieldReader): DeviceProgram {
   }
 }
 
-/** Validates a setup message. */
-export function parseSetupMessage(v: unknown): SetupMessage {
-  const r = new FieldReader(fail, 'setup message', v)
-  switch (r.choice('type', ['session', 'program', 'kv'])) {
+/** Validates a port message. */
+export function parseDeviceMessage(v: unknown): DeviceMessage {
+  const r = new FieldReader(fail, 'device message', v)
+  switch (r.choice('type', ['session', 'release', 'program', 'kv', 'measure'])) {
     case 'session': {
-      const bytes = r.raw('bytes')
-      if (!(bytes instanceof Uint8Array) || bytes.length === 0) return r.reject('bytes', 'expected a non-empty Uint8Array')
-      return { type: 'session', key: r.string('key', MAX_PATH_LENGTH), label: r.string('label', MAX_LABEL_LENGTH), bytes }
+      const raw = r.raw('model')
+      const model = raw instanceof Uint8Array && raw.length > 0 ? raw : r.string('model', MAX_PATH_LENGTH)
+      return { type: 'session', key: r.string('key', MAX_PATH_LENGTH), label: r.string('label', MAX_LABEL_LENGTH), model }
     }
+    case 'release':
+      return { type: 'release', key: r.string('key', MAX_PATH_LENGTH) }
+    case 'measure':
+      return { type: 'measure', request: readTimingRequest(fail, r.at('request'), r.raw('request')) }
     case 'program':
       return { type: 'program', id: r.int('id', 0, MAX_PROGRAMS - 1), program: readProgram(r.record('program')) }
     case 'kv':

@@ -9,13 +9,12 @@
  * stays in the device workers (see device-setup.ts for who holds which layer).
  */
 import type { DeviceInfo } from '../../devices'
-import { compileSegment, VALUE, type CompilableModel, type GraphOptions } from '../../graph'
+import { compileSegment, graphTargetOf, VALUE, type CompilableModel, type GraphOptions } from '../../graph'
 import { dequantizeRows, type ModelConfig } from '../../model'
 import type { Phase, Placement } from '../../plan'
 import { DeviceHost } from './device-host'
 import { checkForward, chunkLengths, stopIfCancelled, type ForwardEngine } from '../forward'
 import { deviceSetupOf, type DeviceSetup } from './device-setup'
-import { graphTargetOf } from '../profile/profile-graphs'
 import { runSchedule } from './scheduler'
 import type { TaskGraph } from './task-graph'
 import { buildForwardDag, HOST_DEVICE, type ForwardTask } from './forward-dag'

@@ -4,10 +4,11 @@
  * arguments, bumps the command sequence number and wakes the worker (Atomics.notify); the worker, blocked
  * in Atomics.wait, runs the command, writes a status and bumps the done sequence number; the coordinator
  * awaits that with Atomics.waitAsync, so its thread's event loop stays free. One command is in flight per
- * worker. Larger payloads (setup: graphs, program tables; and error details) travel on a MessagePort that
- * the receiving side reads synchronously with receiveMessageOnPort when the control block says so.
+ * worker. Larger payloads (setup: graphs, program tables; a command's reply; error details) travel on a
+ * MessagePort that the receiving side reads synchronously with receiveMessageOnPort when the control block
+ * says so: a payload is posted before the command that reads it, a reply or error before the status.
  *
- *   slot 0 command seq · 1 done seq · 2 status · 3 op · 4..11 args
+ *   slot 0 command seq · 1 done seq · 2 status · 3 op code · 4..11 args
  */
 import { receiveMessageOnPort, type MessagePort } from 'node:worker_threads'
 import { isRecord } from '../../../common/reader'
@@ -15,7 +16,7 @@ import { isRecord } from '../../../common/reader'
 const CMD_SEQ = 0
 const DONE_SEQ = 1
 const STATUS = 2
-const OP = 3
+const OP_CODE = 3
 const ARGS = 4
 /** Integer arguments one command may carry. */
 export const MAX_COMMAND_ARGS = 8
@@ -72,6 +73,12 @@ function readReportedError(port: MessagePort): ReportedError | null {
   return { name: v.name, message: v.message }
 }
 
+/** Wraps a reply so it cannot be mistaken for an error report. */
+interface Reply {
+  readonly type: 'reply'
+  readonly value: unknown
+}
+
 /** Coordinator side of one control block: one command at a time, awaited without blocking. */
 export class CommandChannel {
   private readonly control: Int32Array
@@ -86,6 +93,15 @@ export class CommandChannel {
     this.control = new Int32Array(buffer)
   }
 
+  /** Sends `op` like `call` and resolves with the value the worker's handler replied with (see `reply`). */
+  async callForReply(op: number, args: readonly number[] = []): Promise<unknown> {
+    await this.call(op, args)
+    const m = receiveMessageOnPort(this.port)
+    const v: unknown = m?.message
+    if (!isRecord(v) || v.type !== 'reply') throw new Error('device worker finished the command without a reply')
+    return v.value
+  }
+
   /** Sends `op` with up to MAX_COMMAND_ARGS integer args; resolves when done, rejects with the worker's error. */
   async call(op: number, args: readonly number[] = []): Promise<void> {
     if (this.dead) throw this.dead
@@ -94,7 +110,7 @@ export class CommandChannel {
     this.busy = true
     try {
       const c = this.control
-      c[OP] = op
+      c[OP_CODE] = op
       for (let i = 0; i < args.length; i++) c[ARGS + i] = args[i]
       const seq = (c[CMD_SEQ] + 1) | 0
       const done = Atomics.load(c, DONE_SEQ)
@@ -138,6 +154,12 @@ export class CommandChannel {
 /** What a worker's command handler sees: the op and a view of its args. */
 export type CommandHandler = (op: number, args: Int32Array) => Promise<boolean> | boolean
 
+/** Worker side: posts the reply of the command being handled (read by the coordinator's `callForReply`). */
+export function reply(port: MessagePort, value: unknown): void {
+  const message: Reply = { type: 'reply', value }
+  port.postMessage(message)
+}
+
 /**
  * Worker side: blocks in Atomics.wait for each command, runs `handle` (which may await: onnxruntime-node
  * resolves run() from setImmediate), reports the status, and loops until `handle` returns false. An
@@ -155,7 +177,7 @@ export async function serveCommands(buffer: SharedArrayBuffer, port: MessagePort
     let keepGoing = true
     let status = STATUS_OK
     try {
-      keepGoing = await handle(c[OP], args)
+      keepGoing = await handle(c[OP_CODE], args)
     } catch (err) {
       const e = err instanceof Error ? err : new Error(String(err))
       port.postMessage({ type: 'error', name: e.name, message: e.message })

@@ -7,14 +7,42 @@
  * groups cost when ORT fuses them and passes no intermediate outputs).
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
-import { compileSegment, describeValue, GraphBuilder, modelOpGroups, segmentSpec, type CompilableModel, type GraphOptions, type OpGroup, type SegmentSpec } from '../../graph'
+import { compileSegment, describeValue, GraphBuilder, modelOpGroups, segmentSpec, type CompilableModel, type GraphTarget, type GroupKind, type OpGroup, type SegmentSpec } from '../../graph'
 import { defaultPrefillChunkTokens, MATMUL_GROUPS, placementToSegments, PLACEMENT_VERSION, rowCuts, rowShareOf, type MatmulGroup, type Placement, type RowSlice } from '../../plan'
 import type { ModelConfig } from '../../model'
 import { resolveContext } from '../session/open-cached-graph'
-import { MAX_PROFILE_TOKEN_COUNTS, MAX_PROFILE_TOKENS, partTarget, type ProfileDim, type ProfileGraph, type ProfileInput, type ProfileTarget } from './profile-protocol'
+import { MAX_TIMED_TOKENS, type TimedDim, type TimedInput } from '../hetero/session-timing'
 
-/** Which graph flavour a device runs (GraphOptions.target). */
-export type GraphTarget = NonNullable<GraphOptions['target']>
+/** Most run lengths sampled per graph. */
+export const MAX_PROFILE_TOKEN_COUNTS = 16
+
+/** A graph of part a of a row partition of one matmul group (cut at PROFILE_PART_RATIO). */
+export type PartTarget = `part:${MatmulGroup}`
+
+/** The target naming the partition-part graph of `group`. */
+export function partTarget(group: MatmulGroup): PartTarget {
+  return `part:${group}`
+}
+
+/** The matmul group a partition-part target measures, or null when `target` names no part. */
+export function partGroupOf(target: ProfileTarget): MatmulGroup | null {
+  return MATMUL_GROUPS.find((g) => partTarget(g) === target) ?? null
+}
+
+/**
+ * What a graph measures: one op-group kind, the trivial graph that gives the run overhead, the first
+ * layers fused into one segment (which calibrates the single-group times), or a partition part.
+ */
+export type ProfileTarget = GroupKind | 'overhead' | 'layer-stack' | PartTarget
+
+/** A compiled graph to time at each of `tokens`. */
+export interface ProfileGraph {
+  readonly target: ProfileTarget
+  readonly bytes: Uint8Array
+  readonly inputs: readonly TimedInput[]
+  /** run lengths to sample, ascending */
+  readonly tokens: readonly number[]
+}
 
 /**
  * Layers in the fused calibration segment. One: a second would add the residual fused across the layer
@@ -54,11 +82,6 @@ function partSegment(config: ModelConfig, group: MatmulGroup): { spec: SegmentSp
   throw new Error(`no row partition of ${group} in the profiling placement`)
 }
 
-/** The graph flavour a device's EP runs (the WebGPU EP refuses the CPU graph's int64 shape arithmetic). */
-export function graphTargetOf(ep: string): GraphTarget {
-  return ep === 'webgpu' ? 'webgpu' : 'cpu'
-}
-
 /** What is sampled: run lengths, the cached length, the RoPE table (as production compiles it). */
 export interface SampleLengths {
   readonly tokens: readonly number[]
@@ -76,7 +99,7 @@ export function sampleLengths(model: CompilableModel, wanted: readonly number[],
   const { ropeTableLength } = resolveContext(model.config, model.config.contextLength)
   const past = Math.max(1, Math.min(pastTokens, Math.floor(ropeTableLength / 2)))
   const chunk = chunkTokens ?? defaultPrefillChunkTokens(model.config)
-  const maxRun = Math.min(ropeTableLength - past, MAX_PROFILE_TOKENS)
+  const maxRun = Math.min(ropeTableLength - past, MAX_TIMED_TOKENS)
   const fits = [...wanted, chunk].filter((t) => Number.isInteger(t) && t >= 1 && t <= maxRun)
   const tokens = [...new Set(fits)].sort((a, b) => a - b).slice(-MAX_PROFILE_TOKEN_COUNTS)
   return { tokens: tokens.length > 0 ? tokens : [1], pastTokens: past, ropeTableLength, stackLayers: Math.min(STACK_LAYERS, model.config.nLayers) }
@@ -92,7 +115,7 @@ function overheadGraph(dim: number): Uint8Array {
 }
 
 /** A graph input's dim as the worker fills it: fixed, the run's tokens, or the cached length. */
-function profileDim(input: string, d: number | string): ProfileDim {
+function profileDim(input: string, d: number | string): TimedDim {
   if (typeof d === 'number' || d === 'seq' || d === 'capacity') return d
   throw new Error(`graph input ${input} has a dim ${JSON.stringify(d)} the profiler cannot fill`)
 }
@@ -109,12 +132,12 @@ export interface CompileChoices {
  * thread's first runs are slow (allocator and thread pool warming up), and the lesser median is the
  * steady-state overhead.
  */
-export async function compileProfileGraphs(model: CompilableModel, plan: SampleLengths, target: GraphTarget, choices: CompileChoices, step: (measured: ProfileTarget) => void): Promise<ProfileGraph[]> {
+export async function compileProfileGraphs(model: CompilableModel, lengths: SampleLengths, target: GraphTarget, choices: CompileChoices, step: (measured: ProfileTarget) => void): Promise<ProfileGraph[]> {
   const { config } = model
   const all = modelOpGroups(config)
   const compiled = (measured: ProfileTarget, spec: SegmentSpec, tokens: readonly number[], slice?: RowSlice): ProfileGraph => {
-    const bytes = compileSegment(model, spec, { ropeTableLength: plan.ropeTableLength, int8Activations: choices.int8Activations, target }, slice)
-    const inputs = spec.inputs.map((name): ProfileInput => {
+    const bytes = compileSegment(model, spec, { ropeTableLength: lengths.ropeTableLength, int8Activations: choices.int8Activations, target }, slice)
+    const inputs = spec.inputs.map((name): TimedInput => {
       const { elem, dims } = describeValue(config, name)
       if (elem !== 'float32' && elem !== 'int64') throw new Error(`graph input ${name} has element type ${elem}, which the profiler cannot fill`)
       return { name, elem, dims: dims.map((d) => profileDim(name, d)) }
@@ -127,19 +150,19 @@ export async function compileProfileGraphs(model: CompilableModel, plan: SampleL
   for (const group of all.filter((g) => g.layer === 0 || g.layer === null)) {
     choices.signal?.throwIfAborted()
     // lm-head only ever sees the last row, so its time does not depend on the run length
-    graphs.push(segment(group.kind, [group], group.kind === 'lm-head' ? [1] : plan.tokens))
+    graphs.push(segment(group.kind, [group], group.kind === 'lm-head' ? [1] : lengths.tokens))
     step(group.kind)
     await yieldToEventLoop()
   }
   for (const { group } of profileParts(config)) {
     choices.signal?.throwIfAborted()
     const { spec, slice } = partSegment(config, group)
-    graphs.push(compiled(partTarget(group), spec, group === 'lm-head' ? [1] : plan.tokens, slice))
+    graphs.push(compiled(partTarget(group), spec, group === 'lm-head' ? [1] : lengths.tokens, slice))
     step(partTarget(group))
     await yieldToEventLoop()
   }
   choices.signal?.throwIfAborted()
-  graphs.push(segment('layer-stack', all.filter((g) => g.layer !== null && g.layer < plan.stackLayers), plan.tokens))
+  graphs.push(segment('layer-stack', all.filter((g) => g.layer !== null && g.layer < lengths.stackLayers), lengths.tokens))
   graphs.push(overhead)
   return graphs
 }

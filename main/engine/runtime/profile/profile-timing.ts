@@ -16,7 +16,12 @@
  */
 import { LAYER_GROUP_KINDS, type GroupKind } from '../../graph'
 import type { GroupTiming, MatmulGroup, PartitionTiming, TimingSample } from '../../plan'
-import type { RunSample } from './profile-protocol'
+
+/** One measurement: the median wall time of a whole session run of `tokens` tokens, ms. */
+export interface RunSample {
+  readonly tokens: number
+  readonly ms: number
+}
 
 /** Smallest group time recorded (ms): a group never costs nothing. */
 export const MIN_GROUP_MS = 0.001

@@ -3,11 +3,12 @@
  *
  * The graphs (profile-graphs.ts) are compiled once per graph target: a trivial one-Add graph (the run
  * overhead), each op-group kind as a single-group segment and layer 0 as one segment (the
- * calibration). Then, per ready device, one at a time, a worker thread (profile-worker.ts) opens each
- * graph on that device alone (CPU fallback off) and times whole runs at a few run lengths (1, 16, 64
- * and the prefill chunk by default) over `pastTokens` cached positions: the median of several runs
- * after a warm-up. profile-timing.ts turns those medians into group and part times. Finally two threads
- * ping-pong through shared memory for the hand-off cost (profile-link.ts), one figure for every pair.
+ * calibration). Then, per ready device, one at a time, the device worker the runtime itself would run
+ * (a DeviceHost) opens each graph on that device alone (CPU fallback off) and times whole runs at a few
+ * run lengths (1, 16, 64 and the prefill chunk by default) over `pastTokens` cached positions: the median
+ * of several runs after a warm-up (hetero/session-timing.ts). profile-timing.ts turns those medians into
+ * group and part times. Finally the hand-off is timed on the same command channel and value arena the
+ * runtime hands tensors over with (link.ts), one figure for every pair.
  *
  * One device at a time: two WebGPU sessions on two threads at once crash the process, and concurrent
  * measurements on shared cores would disturb each other. A second worker of the same EP on the same
@@ -16,15 +17,16 @@
  * difference would be the machine's noise. A graph a device refuses is left out of that device's
  * profile and reported through onProgress; the solver then never places that group there.
  */
-import type { Worker } from 'node:worker_threads'
 import { ortVersion, type DeviceInfo } from '../../devices'
-import type { CompilableModel, GroupKind } from '../../graph'
+import { graphTargetOf, type CompilableModel, type GraphTarget, type GroupKind } from '../../graph'
 import { modelShapeKey, OP_GROUP_NAMES, parseProfile, PROFILE_VERSION, weightInfoOf, type DeviceProfile, type LinkCost, type MatmulGroup, type Profile } from '../../plan'
-import { compileProfileGraphs, graphTargetOf, profileParts, sampleLengths, type GraphTarget } from './profile-graphs'
-import { measureLink } from './profile-link'
-import { isPartTarget, parseProfileWorkerMessage, partGroupOf, PROFILE_STOP_MESSAGE, type ProfileGraph, type ProfileSamplingRules, type ProfileTarget, type ProfileWorkerInit, type RunSample } from './profile-protocol'
-import { deviceGroupTimings, devicePartitionTimings, type PartRuns } from './profile-timing'
-import { startWorkerThread, workerEntryUrl } from '../worker-thread'
+import { DeviceHost } from '../hetero/device-host'
+import type { SamplingRules } from '../hetero/session-timing'
+import { ValueArena } from '../hetero/value-arena'
+import { UsageBoard } from '../usage'
+import { measureLink } from './link'
+import { compileProfileGraphs, partGroupOf, profileParts, sampleLengths, type ProfileGraph, type ProfileTarget } from './profile-graphs'
+import { deviceGroupTimings, devicePartitionTimings, type PartRuns, type RunSample } from './profile-timing'
 
 /** Run lengths sampled besides the prefill chunk (tokens). */
 export const DEFAULT_PROFILE_TOKENS: readonly number[] = Object.freeze([1, 16, 64])
@@ -38,7 +40,7 @@ export const DEFAULT_LINK: LinkCost = Object.freeze({ fixedMs: 0.05, msPerMiB: 0
  * many for a stable median); a graph whose first run takes 400 ms or more (110M-size on a software GPU)
  * gets one warm-up and one timed run.
  */
-export const DEFAULT_PROFILE_SAMPLING: ProfileSamplingRules = Object.freeze({ warmupRuns: 2, minRuns: 3, maxRuns: 40, budgetMs: 100, slowRunMs: 400 })
+export const DEFAULT_PROFILE_SAMPLING: SamplingRules = Object.freeze({ warmupRuns: 2, minRuns: 3, maxRuns: 40, budgetMs: 100, slowRunMs: 400 })
 
 /** Options for profileDevices. */
 export interface ProfileOptions {
@@ -54,7 +56,7 @@ export interface ProfileOptions {
   readonly int8Activations?: boolean
   /** measure the hand-off between threads (default true with two or more ready devices) */
   readonly measureLinks?: boolean
-  readonly sampling?: ProfileSamplingRules
+  readonly sampling?: SamplingRules
   readonly signal?: AbortSignal
   readonly onProgress?: (progress: ProfileProgress) => void
 }
@@ -80,8 +82,8 @@ export interface ProfileCacheKeys {
   readonly shapeKey: string
 }
 
-/** Bump when what a profile measures changes, so stored profiles are measured again (2: row-partition parts). */
-export const PROFILER_VERSION = 2
+/** Bump when what a profile measures changes, so stored profiles are measured again (2: row-partition parts; 3: timed in the runtime's device workers, hand-off as its command round trip). */
+export const PROFILER_VERSION = 3
 
 /** The keys a profile of `model` on `devices` is cached under. */
 export function profileCacheKeys(model: CompilableModel, devices: readonly DeviceInfo[], options: Pick<ProfileOptions, 'threads' | 'int8Activations'> = {}): ProfileCacheKeys {
@@ -97,63 +99,71 @@ function twinOf(d: DeviceInfo, earlier: readonly DeviceInfo[]): DeviceInfo | nul
   return earlier.find((e) => e.ep === d.ep && e.kind === d.kind && (e.sharesComputeWith.includes(d.id) || d.sharesComputeWith.includes(e.id))) ?? null
 }
 
-/** Runs one device's worker to completion, handing each graph's outcome to `onResult`; the thread has exited when this settles. */
-async function runDeviceWorker(init: ProfileWorkerInit, onResult: (target: ProfileTarget, samples: readonly RunSample[] | null, failure: string | null) => void, signal: AbortSignal | undefined): Promise<void> {
-  signal?.throwIfAborted()
-  const worker: Worker = startWorkerThread(workerEntryUrl(import.meta.url, 'profile-worker'), init)
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => reject(signal?.reason instanceof Error ? signal.reason : new Error('profiling aborted'))
-      signal?.addEventListener('abort', onAbort, { once: true })
-      const settle = (err: Error | null): void => {
-        signal?.removeEventListener('abort', onAbort)
-        if (err === null) resolve()
-        else reject(err)
-      }
-      worker.on('message', (raw: unknown) => {
-        try {
-          const msg = parseProfileWorkerMessage(raw)
-          if (msg.type === 'measured') onResult(msg.target, msg.samples, null)
-          else if (msg.type === 'failed') onResult(msg.target, null, msg.reason)
-          else if (msg.type === 'done') settle(null)
-          else settle(new Error(`profiling ${init.deviceId} failed: ${msg.message}`))
-        } catch (err) {
-          settle(err instanceof Error ? err : new Error(String(err)))
-        }
-      })
-      worker.once('error', (err) => settle(new Error(`profile worker for ${init.deviceId} crashed: ${err.message}`)))
-      worker.once('exit', (code) => settle(new Error(`profile worker for ${init.deviceId} exited (code ${code}) before finishing`)))
-    })
-  } finally {
-    // settles once the thread is gone, so the next device (maybe WebGPU) never overlaps this one; the
-    // worker is asked to stop rather than terminated mid-run (that can abort the process)
-    await stopWorker(worker)
-  }
+/** Longest failure reason kept (ORT's messages can carry whole node lists). */
+const MAX_REASON_LENGTH = 500
+
+/** First line of an error, cut to MAX_REASON_LENGTH. */
+function reasonOf(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err)
+  const line = message.split('\n').find((l) => l.trim().length > 0) ?? 'unknown error'
+  return line.length > MAX_REASON_LENGTH ? `${line.slice(0, MAX_REASON_LENGTH - 1)}…` : line
 }
 
-/** Most time a stopping profile worker gets to finish its current run before it is terminated anyway. */
-const STOP_GRACE_MS = 30_000
-
-/** Asks the worker to stop after its current run and waits for it to exit (terminating it after STOP_GRACE_MS). */
-async function stopWorker(worker: Worker): Promise<void> {
-  if (worker.threadId === -1) return
-  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
-  worker.postMessage(PROFILE_STOP_MESSAGE)
-  const timer = setTimeout(() => void worker.terminate(), STOP_GRACE_MS)
-  await exited
-  clearTimeout(timer)
+/** What one device is asked to time: its graphs, each at its run lengths over `pastTokens` cached positions. */
+interface DeviceTimings {
+  readonly device: DeviceInfo
+  readonly threads: number | undefined
+  readonly pastTokens: number
+  readonly graphs: readonly ProfileGraph[]
+  readonly rules: SamplingRules
 }
 
 /**
- * Measures every op-group kind of `model` on each ready device (one device at a time, each in its own
- * worker thread) and the hand-off between threads; returns a Profile the solver can use. Throws when no
- * device is ready or the signal aborts (every worker is ended first).
+ * Times every graph on one device through a device worker of its own, handing each graph's outcome to
+ * `onResult` (samples, or the reason the device refused it). The worker has exited when this settles, so
+ * the next device (maybe WebGPU) never overlaps it; an abort takes effect between two timed runs.
+ */
+async function timeOnDevice(job: DeviceTimings, onResult: (target: ProfileTarget, samples: readonly RunSample[] | null, failure: string | null) => void, signal: AbortSignal | undefined): Promise<void> {
+  signal?.throwIfAborted()
+  const { device } = job
+  const host = DeviceHost.start({ deviceId: device.id, ep: device.ep, threads: job.threads, arena: ValueArena.create([]).init, usage: new UsageBoard().buffer, usageSlot: 0, kv: { nKvHeads: 1, headDim: 1, maxLen: 1 } })
+  try {
+    for (const [i, graph] of job.graphs.entries()) {
+      signal?.throwIfAborted()
+      const key = `profile-${i}`
+      let samples: RunSample[] | null = null
+      let failure: string | null = null
+      try {
+        // a copy: the bytes are transferred to the worker, and another device of the same target needs them too
+        await host.loadSession(key, graph.target, graph.bytes.slice())
+        samples = []
+        for (const tokens of graph.tokens) {
+          signal?.throwIfAborted()
+          samples.push({ tokens, ms: await host.measure({ session: key, inputs: graph.inputs, tokens, pastTokens: job.pastTokens, rules: job.rules }) })
+        }
+      } catch (err) {
+        if (signal?.aborted === true) throw signal.reason instanceof Error ? signal.reason : new Error('profiling aborted')
+        samples = null
+        failure = reasonOf(err)
+      }
+      await host.releaseSession(key)
+      onResult(graph.target, samples, failure)
+    }
+  } finally {
+    await host.dispose()
+  }
+}
+
+/**
+ * Measures every op-group kind of `model` on each ready device (one device at a time, each in a device
+ * worker of its own) and the hand-off between workers; returns a Profile the solver can use. Throws when
+ * no device is ready or the signal aborts (every worker is ended first).
  */
 export async function profileDevices(model: CompilableModel, devices: readonly DeviceInfo[], options: ProfileOptions = {}): Promise<Profile> {
   const ready = devices.filter((d) => d.status === 'ready')
   if (ready.length === 0) throw new Error('no ready device to profile')
   const measureLinks = (options.measureLinks ?? true) && ready.length >= 2
-  const plan = sampleLengths(model, options.tokens ?? DEFAULT_PROFILE_TOKENS, options.prefillChunkTokens, options.pastTokens ?? DEFAULT_PAST_TOKENS)
+  const lengths = sampleLengths(model, options.tokens ?? DEFAULT_PROFILE_TOKENS, options.prefillChunkTokens, options.pastTokens ?? DEFAULT_PAST_TOKENS)
   const twins = new Map(ready.map((d, i) => [d.id, twinOf(d, ready.slice(0, i))]))
   const measured = ready.filter((d) => twins.get(d.id) === null)
   const targets = new Set(measured.map((d) => graphTargetOf(d.ep)))
@@ -181,30 +191,32 @@ export async function profileDevices(model: CompilableModel, devices: readonly D
     const target = graphTargetOf(device.ep)
     let graphs = compiled.get(target)
     if (graphs === undefined) {
-      graphs = await compileProfileGraphs(model, plan, target, options, (t) => report('compile', null, t))
+      graphs = await compileProfileGraphs(model, lengths, target, options, (t) => report('compile', null, t))
       compiled.set(target, graphs)
     }
     const groups = new Map<GroupKind, readonly RunSample[]>()
     const partRuns = new Map<MatmulGroup, PartRuns>()
     let stack: readonly RunSample[] | undefined
     let runOverheadMs = Infinity
-    const init: ProfileWorkerInit = { deviceId: device.id, ep: device.ep, threads: options.threads ?? null, pastTokens: plan.pastTokens, graphs, rules: options.sampling ?? DEFAULT_PROFILE_SAMPLING }
-    await runDeviceWorker(init, (t, samples, failure) => {
-      if (samples !== null) {
-        if (t === 'overhead') runOverheadMs = Math.min(runOverheadMs, samples[0].ms)
-        else if (t === 'layer-stack') stack = samples
-        else if (isPartTarget(t)) {
-          const group = partGroupOf(t)
-          const share = shares.get(group)
-          if (share !== undefined) partRuns.set(group, { share, runs: samples })
-        } else groups.set(t, samples)
-      }
+    const job: DeviceTimings = { device, threads: options.threads, pastTokens: lengths.pastTokens, graphs, rules: options.sampling ?? DEFAULT_PROFILE_SAMPLING }
+    await timeOnDevice(job, (t, samples, failure) => {
+      // a refused graph (no samples) is left out of this device's profile; its failure is reported
+      const part = partGroupOf(t)
+      const kind = OP_GROUP_NAMES.find((g) => g === t)
+      if (samples === null) {
+        // nothing to record
+      } else if (t === 'overhead') runOverheadMs = Math.min(runOverheadMs, samples[0].ms)
+      else if (t === 'layer-stack') stack = samples
+      else if (part !== null) {
+        const share = shares.get(part)
+        if (share !== undefined) partRuns.set(part, { share, runs: samples })
+      } else if (kind !== undefined) groups.set(kind, samples)
       report('measure', device.id, t, failure)
     }, options.signal)
     // a device that cannot run one Add is left out entirely (its failure was reported)
     if (runOverheadMs === Infinity) continue
-    const partitions = devicePartitionTimings(partRuns, groups, stack, runOverheadMs, plan.stackLayers)
-    byId.set(device.id, { device: device.id, runOverheadMs, groups: deviceGroupTimings(groups, stack, runOverheadMs, plan.stackLayers), partitions })
+    const partitions = devicePartitionTimings(partRuns, groups, stack, runOverheadMs, lengths.stackLayers)
+    byId.set(device.id, { device: device.id, runOverheadMs, groups: deviceGroupTimings(groups, stack, runOverheadMs, lengths.stackLayers), partitions })
   }
 
   let defaultLink: LinkCost = DEFAULT_LINK

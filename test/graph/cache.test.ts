@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { graphCacheKey, resolveGraphCacheDir, writeGraphAtomic, cachedGraphExists, cachedGraphPath } from '../../main/engine/graph'
+import { graphCacheKey, modelContentHash, modelOpGroups, resolveGraphCacheDir, segmentCacheKey, segmentSpec, wholeModelSegment, writeGraphAtomic, cachedGraphExists, cachedGraphPath } from '../../main/engine/graph'
 import { tempDir } from '../helpers/paths'
 import { randomModel } from './random-model'
 
@@ -20,6 +20,22 @@ describe('graph cache key', () => {
     if (w.kind !== 'dense') throw new Error('expected dense')
     w.bytes[100] ^= 1
     expect(graphCacheKey(a, OPTIONS)).not.toBe(key)
+  })
+})
+
+describe('segment cache keys', () => {
+  it('hash the model once and tell segments, row parts, targets and models apart', () => {
+    const a = randomModel({ seed: 2 })
+    const hash = modelContentHash(a)
+    const all = modelOpGroups(a.config)
+    const first = segmentSpec(a.config, all.slice(0, 3), all)
+    const rest = segmentSpec(a.config, all.slice(3), all)
+    const key = segmentCacheKey(hash, first, OPTIONS)
+    expect(segmentCacheKey(hash, first, OPTIONS)).toBe(key)
+    expect(segmentCacheKey(hash, rest, OPTIONS)).not.toBe(key)
+    expect(segmentCacheKey(hash, first, { ...OPTIONS, target: 'webgpu' })).not.toBe(key)
+    expect(segmentCacheKey(modelContentHash(randomModel({ seed: 3 })), first, OPTIONS)).not.toBe(key)
+    expect(segmentCacheKey(hash, wholeModelSegment(a.config), OPTIONS)).toBe(graphCacheKey(a, OPTIONS))
   })
 })
 

@@ -110,9 +110,14 @@ describe.skipIf(lavapipeSkipReason !== null)('DeviceWorkersEngine: partitions on
       model.config,
       withBogus
     )
-    await expect(DeviceWorkersEngine.create(model, placement, { contextLength: 16, devices: withBogus, graph: { ropeTableLength: 16 } })).rejects.toThrow(
-      /device bogus-0 \(no-such-ep\) cannot open the graph for layer 0 ffn/
-    )
+    const cache = tempDir()
+    try {
+      await expect(DeviceWorkersEngine.create(model, placement, { contextLength: 16, devices: withBogus, graph: { ropeTableLength: 16 }, cacheDir: cache.dir })).rejects.toThrow(
+        /device bogus-0 \(no-such-ep\) cannot open the graph for layer 0 ffn/
+      )
+    } finally {
+      cache.dispose()
+    }
   })
 })
 
@@ -123,7 +128,8 @@ describe.skipIf(lavapipeSkipReason !== null)('ModelWorkerClient with a placement
     const model = await TextModel.open(sharedModel(STORIES), { cacheDir: tmp.dir, threads: 1, maxContext: 64, placement, devices })
     try {
       expect(model.runner.placement).toEqual(placement)
-      expect(model.runner.compileInfo.graphPath).toMatch(/graphs in memory on cpu, webgpu-0/)
+      expect(model.runner.compileInfo.graphPath).toMatch(/graphs on cpu, webgpu-0, 0 from the cache\)$/)
+      expect(model.runner.compileInfo.cacheHit).toBe(false)
       const gen = model.generate({ promptIds: [1], maxTokens: 16, sampling: { temperature: 0 } })
       const result = await gen.result
       expect(result.tokens).toEqual(PUBLISHED_STORIES260K_IDS.slice(0, 16))
@@ -135,6 +141,33 @@ describe.skipIf(lavapipeSkipReason !== null)('ModelWorkerClient with a placement
       for (const d of usage.devices) expect(d.runs).toBeGreaterThan(0)
     } finally {
       await model.dispose()
+      tmp.dispose()
+    }
+  })
+
+  it('segments come from the on-disk graph cache: reopening compiles nothing, a changed placement compiles only its new segments', async () => {
+    const tmp = tempDir()
+    const open = async (placement: Placement): Promise<{ hits: number; graphs: number; id: number }> => {
+      const engine = await DeviceWorkersEngine.create(stories, placement, { contextLength: 64, devices, threads: 1, graph: { ropeTableLength: 64 }, cacheDir: tmp.dir })
+      try {
+        return { hits: engine.setupInfo.cacheHits, graphs: engine.setupInfo.graphs, id: argmax(await engine.forward(PROMPT, 0)) }
+      } finally {
+        await engine.dispose()
+      }
+    }
+    const split = (layer: number): Placement =>
+      parsePlacement({ version: 1, name: `split ${layer}`, prefillChunkTokens: CHUNK, phases: { prefill: { device: 'cpu', groups: [{ layer, group: 'ffn', device: 'cpu-2' }] }, decode: { device: 'cpu' } } }, stories.config, devices)
+    try {
+      const first = await open(split(0))
+      expect(first.hits).toBe(0)
+      const again = await open(split(0))
+      expect(again).toEqual({ hits: again.graphs, graphs: first.graphs, id: first.id })
+      // the FFN moves from layer 0 to layer 1: the decode graph (the whole model on cpu) is unchanged
+      const moved = await open(split(1))
+      expect(moved.hits).toBeGreaterThan(0)
+      expect(moved.hits).toBeLessThan(moved.graphs)
+      expect(moved.id).toBe(first.id)
+    } finally {
       tmp.dispose()
     }
   })

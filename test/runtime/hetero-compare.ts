@@ -10,6 +10,7 @@ import type { Placement } from '../../main/engine/plan'
 import { DeviceWorkersEngine } from '../../main/engine/runtime/hetero/device-workers-engine'
 import type { DeviceUsage } from '../../main/engine/runtime/usage'
 import { argmax } from '../graph/compare'
+import { tempDir } from '../helpers/paths'
 
 /** What one comparison saw. */
 export interface HeteroComparison {
@@ -51,7 +52,11 @@ export async function compareHetero(
   const w = model.weights
   const int8Matmuls = [w.output, ...w.layers.flatMap((l) => [l.wq, l.wk, l.wv, l.wo, l.wGate, l.wUp, l.wDown])].filter((t) => int8ActivationBlock(t, graph) !== null).length
   const t0 = performance.now()
-  const engine = await DeviceWorkersEngine.create(model, placement, { contextLength, devices, threads: 1, graph })
+  const cache = tempDir()
+  const engine = await DeviceWorkersEngine.create(model, placement, { contextLength, devices, threads: 1, graph, cacheDir: cache.dir }).catch((err: unknown) => {
+    cache.dispose()
+    throw err
+  })
   const t1 = performance.now()
   let maxAbsDiff = 0
   let logitScale = 0
@@ -79,6 +84,7 @@ export async function compareHetero(
     return { maxAbsDiff, logitScale, ids, top1Equal, int8Matmuls, usage: engine.usage(), setupMs: t1 - t0, runMs: performance.now() - t1 }
   } finally {
     await engine.dispose()
+    cache.dispose()
   }
 }
 

@@ -7,7 +7,7 @@ import { sharedModel, tempDir } from '../helpers/paths'
 import { PUBLISHED_STORIES260K_IDS, PUBLISHED_TINYSTORIES_IDS } from '../helpers/published'
 import { argmax, INT8_FLIP_TOLERANCE } from '../graph/compare'
 import { int8ActivationPlan } from '../../main/engine/graph'
-import { resolveContext } from '../../main/engine/runtime/session/open-cached-graph'
+import { resolveContext } from '../../main/engine/runtime/context'
 
 /** Greedy ids after BOS (1), one forward per token. */
 async function greedy(runner: ModelWorkerClient, count: number): Promise<{ ids: number[]; tokensPerSecond: number }> {

@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_MAX_CONTEXT, MAX_ROPE_TABLE_POSITIONS, openCachedGraph, resolveContext } from '../../main/engine/runtime/session/open-cached-graph'
+import { DEFAULT_MAX_CONTEXT, MAX_ROPE_TABLE_POSITIONS, resolveContext } from '../../main/engine/runtime/context'
+import { openCachedGraph } from '../../main/engine/runtime/session/open-cached-graph'
 import { ContextOverflowError } from '../../main/engine/runtime/errors'
 import { SingleSessionEngine } from '../../main/engine/runtime/session/single-session-engine'
 import { tempDir } from '../helpers/paths'

@@ -1,7 +1,9 @@
 /**
- * @file Compiled graphs on disk, keyed by a content hash: sha256 over the compiler version, the config
- * JSON, the graph options and every tensor's name, shape, encoding and bytes (streamed through the
- * hash, never concatenated). Same model bytes -> same file, whatever path it was loaded from.
+ * @file Compiled graphs on disk, keyed by content: the model's hash (sha256 over the config JSON and every
+ * tensor's name, shape, encoding and bytes, streamed through the hash, never concatenated) with the
+ * compiler version, the graph options, and which segment (op groups, I/O, row part) the graph computes.
+ * Same model bytes -> same files, whatever path it was loaded from; the model is hashed once however
+ * many segments a placement compiles.
  */
 import { createHash } from 'node:crypto'
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises'
@@ -9,6 +11,8 @@ import { homedir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { GRAPH_COMPILER_VERSION, type CompilableModel } from './compile'
 import { resolveGraphOptions, type GraphOptions } from './emit-context'
+import { wholeModelSegment, type SegmentSpec } from './op-groups'
+import type { GroupPart } from './partition'
 import type { Tensor } from '../model'
 
 /** Folder for cached graphs: explicit, else $TANDEM_CACHE_DIR, else $XDG_CACHE_HOME/tandem/graphs, else ~/.cache/tandem/graphs. */
@@ -36,12 +40,10 @@ function bytesOf(a: Int8Array | Float32Array | Uint8Array): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset, a.byteLength)
 }
 
-/** Hex sha256 identifying the graph `compileModel(model, options)` would produce. */
-export function graphCacheKey(model: CompilableModel, options: GraphOptions): string {
+/** Hex sha256 of a model's content: its config and every tensor (the expensive part of a cache key; compute once). */
+export function modelContentHash(model: CompilableModel): string {
   const h = createHash('sha256')
-  h.update(`${GRAPH_COMPILER_VERSION}\n`)
   h.update(`${JSON.stringify(model.config)}\n`)
-  h.update(`${JSON.stringify(resolveGraphOptions(options))}\n`)
   for (const t of modelTensors(model)) {
     const d = t.data
     const encoding = d.kind === 'int8-groups' ? `int8-groups/${d.groupSize}` : `${d.kind}/${d.dtype}`
@@ -54,6 +56,20 @@ export function graphCacheKey(model: CompilableModel, options: GraphOptions): st
     }
   }
   return h.digest('hex')
+}
+
+/** Hex sha256 identifying the graph `compileSegment(model, spec, options, part)` would produce for the model of `modelHash`. */
+export function segmentCacheKey(modelHash: string, spec: SegmentSpec, options: GraphOptions, part?: GroupPart): string {
+  const h = createHash('sha256')
+  h.update(`${GRAPH_COMPILER_VERSION}\n${modelHash}\n`)
+  h.update(`${JSON.stringify(resolveGraphOptions(options))}\n`)
+  h.update(`${JSON.stringify({ groups: spec.groups, inputs: spec.inputs, outputs: spec.outputs, part: part ?? null })}\n`)
+  return h.digest('hex')
+}
+
+/** Hex sha256 identifying the graph `compileModel(model, options)` would produce. */
+export function graphCacheKey(model: CompilableModel, options: GraphOptions): string {
+  return segmentCacheKey(modelContentHash(model), wholeModelSegment(model.config), options)
 }
 
 /** Path of the cached graph for `key` inside `dir`. */

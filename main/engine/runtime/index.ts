@@ -17,7 +17,8 @@ export { buildForwardDag, HOST_DEVICE, type ForwardTask } from './hetero/forward
 export { UsageBoard, usageDelta, epochNowMs, MAX_USAGE_DEVICES, type DeviceUsage } from './usage'
 export { SingleSessionEngine, type SingleSessionOptions } from './session/single-session-engine'
 export { KvCache, type KvCacheShape } from './session/kv-cache'
-export { openCachedGraph, resolveContext, DEFAULT_MAX_CONTEXT, MAX_ROPE_TABLE_POSITIONS, type CompileInfo, type CachedGraphOptions } from './session/open-cached-graph'
+export { openCachedGraph, openOrCompile, type CompileInfo, type CachedGraphOptions } from './session/open-cached-graph'
+export { resolveContext, DEFAULT_MAX_CONTEXT, MAX_ROPE_TABLE_POSITIONS } from './context'
 export { ContextOverflowError, ForwardCancelledError, WorkerExitedError, ProtocolError } from './errors'
 export {
   GenerationLoop,

@@ -9,7 +9,8 @@
  * stays in the device workers (see device-setup.ts for who holds which layer).
  */
 import type { DeviceInfo } from '../../devices'
-import { compileSegment, graphTargetOf, VALUE, type CompilableModel, type GraphOptions } from '../../graph'
+import { cachedGraphPath, compileSegment, graphTargetOf, modelContentHash, resolveGraphCacheDir, segmentCacheKey, VALUE, type CompilableModel, type GraphOptions } from '../../graph'
+import { openOrCompile } from '../session/open-cached-graph'
 import { dequantizeRows, type ModelConfig } from '../../model'
 import type { Phase, Placement } from '../../plan'
 import { DeviceHost } from './device-host'
@@ -34,15 +35,21 @@ export interface DeviceWorkersOptions {
   readonly threads?: number
   /** ropeTableLength and int8Activations; the target is chosen per device */
   readonly graph: GraphOptions
+  /** compiled-graph cache folder (default: resolveGraphCacheDir's) */
+  readonly cacheDir?: string
   /** where busy time is recorded (slot i = `deviceIds[i]`); default a fresh board */
   readonly usage?: UsageBoard
 }
 
 /** How a heterogeneous engine was set up, in milliseconds. */
 export interface DeviceWorkersSetupInfo {
-  /** graphs compiled (one per distinct device × segment × part) */
+  /** graphs opened (one per distinct device × segment × part) */
   readonly graphs: number
-  /** compiling them to ONNX bytes, on the coordinator */
+  /** of those, how many came from the on-disk graph cache */
+  readonly cacheHits: number
+  /** the cache folder */
+  readonly cacheDir: string
+  /** hashing the model, and compiling and writing the graphs the cache did not have, on the coordinator */
   readonly compileMs: number
   /** the whole setup: workers started, graphs compiled and opened, programs registered */
   readonly setupMs: number
@@ -83,6 +90,8 @@ export class DeviceWorkersEngine implements ForwardEngine {
   static async create(model: CompilableModel, placement: Placement, options: DeviceWorkersOptions): Promise<DeviceWorkersEngine> {
     const t0 = performance.now()
     let compileMs = 0
+    let cacheHits = 0
+    const cacheDir = resolveGraphCacheDir(options.cacheDir)
     const c = model.config
     const { contextLength } = options
     if (!Number.isInteger(contextLength) || contextLength < 1 || contextLength > c.contextLength) {
@@ -115,13 +124,20 @@ export class DeviceWorkersEngine implements ForwardEngine {
       const then = (id: string, step: () => Promise<void>): void => {
         chains.set(id, (chains.get(id) ?? Promise.resolve()).then(step))
       }
+      // segments come from the on-disk cache like the single session's graph: a changed placement compiles only what is new
+      const th = performance.now()
+      const modelHash = modelContentHash(model)
+      compileMs += performance.now() - th
       for (const s of plan.sessions) {
         const ep = infos.find((d) => d.id === s.device)?.ep ?? 'cpu'
         const graph: GraphOptions = { ...options.graph, target: graphTargetOf(ep) }
-        const tc = performance.now()
-        const bytes = s.part === null ? compileSegment(model, s.spec, graph) : compileSegment(model, s.spec, graph, s.part)
-        compileMs += performance.now() - tc
-        then(s.device, () => host(s.device).loadSession(s.key, s.label, bytes))
+        const path = cachedGraphPath(cacheDir, segmentCacheKey(modelHash, s.spec, graph, s.part ?? undefined))
+        const compile = (): Uint8Array => (s.part === null ? compileSegment(model, s.spec, graph) : compileSegment(model, s.spec, graph, s.part))
+        then(s.device, async () => {
+          const opened = await openOrCompile(path, compile, (p) => host(s.device).loadSession(s.key, s.label, p))
+          compileMs += opened.compileMs
+          if (opened.cacheHit) cacheHits++
+        })
       }
       for (const p of plan.programs) then(p.device, () => host(p.device).addProgram(p.id, p.program))
       const results = await Promise.allSettled([...chains.values()])
@@ -131,7 +147,7 @@ export class DeviceWorkersEngine implements ForwardEngine {
       await Promise.all([...hosts.values()].map((h) => h.dispose()))
       throw err
     }
-    const setupInfo = { graphs: plan.sessions.length, compileMs, setupMs: performance.now() - t0 }
+    const setupInfo = { graphs: plan.sessions.length, cacheHits, cacheDir, compileMs, setupMs: performance.now() - t0 }
     return new DeviceWorkersEngine(model, placement, contextLength, plan, arena, hosts, board, setupInfo)
   }
 

@@ -21,7 +21,7 @@ export interface ModelWorkerOptions {
   readonly cacheDir?: string
   /** ONNX Runtime intra-op threads (default: ORT's choice, all cores) */
   readonly threads?: number
-  /** cap the context below the model's own (the KV cache is allocated for it); default DEFAULT_MAX_CONTEXT (4096) */
+  /** cap the context below the model's own (the KV cache may grow up to it); default DEFAULT_MAX_CONTEXT (context.ts) */
   readonly maxContext?: number
   /**
    * where each op group runs (default: everything in one CPU session). Everything on one CPU-EP device
@@ -37,7 +37,7 @@ export interface ModelWorkerOptions {
 /** A model in a worker: forward tokens, get the last position's logits. */
 export interface ModelWorkerClient {
   readonly config: ModelConfig
-  /** positions the runner can hold: min(config.contextLength, maxContext ?? 4096, 32768) */
+  /** positions the worker can hold: resolveContext (context.ts) of the model and maxContext */
   readonly contextLength: number
   readonly compileInfo: CompileInfo
   /** the placement running (null: the default single CPU session) */

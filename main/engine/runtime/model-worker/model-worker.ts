@@ -12,7 +12,8 @@ import { defaultPrefillChunkTokens, maxPrefillChunkTokens, parsePlacement, weigh
 import { chooseEngine } from '../engine-choice'
 import type { ForwardEngine } from '../forward'
 import { DeviceWorkersEngine } from '../hetero/device-workers-engine'
-import { openCachedGraph, resolveContext, type CompileInfo } from '../session/open-cached-graph'
+import { resolveContext } from '../context'
+import { openCachedGraph, type CompileInfo } from '../session/open-cached-graph'
 import { SingleSessionEngine } from '../session/single-session-engine'
 import { UsageBoard } from '../usage'
 import { parseWorkerInit, parseWorkerRequest, requestIdOf, toWireError, type WorkerInit, type WorkerRequest, type WorkerResponse } from './protocol'
@@ -49,13 +50,13 @@ async function start(init: WorkerInit): Promise<ForwardEngine> {
     post({ type: 'ready', config: c, contextLength, compileInfo: info, usageDevices: [device] })
     return engine
   }
-  const engine = await DeviceWorkersEngine.create(compilable, placement, { contextLength, devices: init.devices ?? [], threads: init.threads, graph: { ropeTableLength }, usage: board })
+  const engine = await DeviceWorkersEngine.create(compilable, placement, { contextLength, devices: init.devices ?? [], threads: init.threads, graph: { ropeTableLength }, cacheDir: init.cacheDir, usage: board })
   const s = engine.setupInfo
   const compileInfo: CompileInfo = {
-    cacheHit: false,
+    cacheHit: s.cacheHits === s.graphs,
     compileMs: s.compileMs,
     sessionMs: Math.max(0, s.setupMs - s.compileMs),
-    graphPath: `(${s.graphs} graphs in memory on ${engine.deviceIds.join(', ')})`
+    graphPath: `${s.cacheDir} (${s.graphs} graphs on ${engine.deviceIds.join(', ')}, ${s.cacheHits} from the cache)`
   }
   post({ type: 'ready', config: c, contextLength, compileInfo, usageDevices: engine.deviceIds })
   return engine

@@ -10,7 +10,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises'
 import { compileSegment, describeValue, GraphBuilder, modelOpGroups, segmentSpec, type CompilableModel, type GraphTarget, type GroupKind, type OpGroup, type SegmentSpec } from '../../graph'
 import { defaultPrefillChunkTokens, MATMUL_GROUPS, placementToSegments, PLACEMENT_VERSION, rowCuts, rowShareOf, type MatmulGroup, type Placement, type RowSlice } from '../../plan'
 import type { ModelConfig } from '../../model'
-import { resolveContext } from '../session/open-cached-graph'
+import { resolveContext } from '../context'
 import { MAX_TIMED_TOKENS, type TimedDim, type TimedInput } from '../hetero/session-timing'
 
 /** Most run lengths sampled per graph. */

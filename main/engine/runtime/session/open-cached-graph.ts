@@ -14,25 +14,6 @@ import {
   type CompilableModel,
   type GraphOptions
 } from '../../graph'
-import type { ModelConfig } from '../../model'
-
-/**
- * Context a runner gets when the caller sets no maxContext: the KV cache is allocated up front
- * (2 · nLayers · contextLength · kvDim floats; 1 GiB for a Llama-3-8B shape at 4096), so a model's
- * advertised 128K context is opt-in.
- */
-export const DEFAULT_MAX_CONTEXT = 4096
-/**
- * Positions the compiled RoPE tables cover (cos and sin, ropeDim/2 floats each per position; 32 MiB at
- * ropeDim 128). The table does not depend on maxContext, so changing it never forces a recompile.
- */
-export const MAX_ROPE_TABLE_POSITIONS = 32768
-
-/** The runner's context length and the graph's RoPE table length for a model and an optional cap. */
-export function resolveContext(config: ModelConfig, maxContext?: number): { contextLength: number; ropeTableLength: number } {
-  const ropeTableLength = Math.min(config.contextLength, MAX_ROPE_TABLE_POSITIONS)
-  return { contextLength: Math.min(ropeTableLength, maxContext ?? DEFAULT_MAX_CONTEXT), ropeTableLength }
-}
 
 /** How the graph was obtained, with timings in milliseconds. */
 export interface CompileInfo {
@@ -57,6 +38,37 @@ export interface CachedGraphOptions {
   readonly profileFilePrefix?: string
 }
 
+/** How one cached graph was opened, in milliseconds. */
+export interface CachedOpen<T> {
+  readonly value: T
+  readonly cacheHit: boolean
+  /** compiling and writing the graph (0 on a hit) */
+  readonly compileMs: number
+  /** opening it (the session creation) */
+  readonly openMs: number
+}
+
+/**
+ * Opens the graph cached at `path` with `open`; on a miss — or when the cached file will not open (a partial
+ * write by a crashed older version, disk corruption) — compiles it, writes it atomically over the old file,
+ * and opens that. The single session and every device-worker segment go through here.
+ */
+export async function openOrCompile<T>(path: string, compile: () => Uint8Array, open: (path: string) => Promise<T>): Promise<CachedOpen<T>> {
+  if (await cachedGraphExists(path)) {
+    const t0 = performance.now()
+    try {
+      return { value: await open(path), cacheHit: true, compileMs: 0, openMs: performance.now() - t0 }
+    } catch {
+      // unreadable cache entry: rebuild it below (a graph the device refuses fails again there, with its error)
+    }
+  }
+  const t1 = performance.now()
+  await writeGraphAtomic(path, compile())
+  const compileMs = performance.now() - t1
+  const t2 = performance.now()
+  return { value: await open(path), cacheHit: false, compileMs, openMs: performance.now() - t2 }
+}
+
 /** Opens a CPU session for `model`, compiling only when no loadable cached graph exists. */
 export async function openCachedGraph(model: CompilableModel, options: CachedGraphOptions): Promise<{ session: OrtSession; info: CompileInfo }> {
   const sessionConfig = {
@@ -67,25 +79,8 @@ export async function openCachedGraph(model: CompilableModel, options: CachedGra
     profileFilePrefix: options.profileFilePrefix
   }
   const t0 = performance.now()
-  const key = graphCacheKey(model, options.graph)
-  const graphPath = cachedGraphPath(resolveGraphCacheDir(options.cacheDir), key)
+  const graphPath = cachedGraphPath(resolveGraphCacheDir(options.cacheDir), graphCacheKey(model, options.graph))
   const hashMs = performance.now() - t0
-
-  if (await cachedGraphExists(graphPath)) {
-    const t1 = performance.now()
-    try {
-      const session = await createSession(graphPath, sessionConfig)
-      return { session, info: { cacheHit: true, compileMs: hashMs, sessionMs: performance.now() - t1, graphPath } }
-    } catch {
-      // unreadable cache entry (partial write by a crashed older version, disk corruption): rebuild it
-    }
-  }
-
-  const t2 = performance.now()
-  const bytes = compileModel(model, options.graph)
-  await writeGraphAtomic(graphPath, bytes)
-  const compileMs = hashMs + performance.now() - t2
-  const t3 = performance.now()
-  const session = await createSession(graphPath, sessionConfig)
-  return { session, info: { cacheHit: false, compileMs, sessionMs: performance.now() - t3, graphPath } }
+  const opened = await openOrCompile(graphPath, () => compileModel(model, options.graph), (path) => createSession(path, sessionConfig))
+  return { session: opened.value, info: { cacheHit: opened.cacheHit, compileMs: hashMs + opened.compileMs, sessionMs: opened.openMs, graphPath } }
 }

@@ -252,7 +252,8 @@ function Shell({ api }: { api: Api }): JSX.Element {
       {dialog?.kind === 'settings' && <SettingsDialog state={settingsState} devices={devices} initialTab={dialog.tab} onClose={() => setDialog(null)} />}
       {dialog?.kind === 'chat' && (
         <ChatSettingsDialog
-          // Re-initialise when the conversation arrives (opened right after a reload, before it loaded).
+          // Edits belong to one conversation: when it arrives (opened right after a reload, before it loaded)
+          // the dialog starts over on its values.
           key={conversation?.id ?? 'draft'}
           systemPrompt={conversation?.systemPrompt ?? chat.draft.systemPrompt}
           sampling={conversation?.sampling ?? chat.draft.sampling}

@@ -4,61 +4,14 @@
  * request's answer lands, superseded answers and their failures are dropped, and a reset or an unmount drops
  * what is in flight. Requests are deferred promises settled by hand, so the order is chosen, never timed.
  */
-import { act, createElement, StrictMode } from 'react'
-import { createRoot } from 'react-dom/client'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { act } from 'react'
+import { describe, expect, it, vi } from 'vitest'
 import type { UiError } from '../../renderer/src/lib/errors'
 import { useLoad, type Load } from '../../renderer/src/state/use-load'
+import { deferred, renderHook, settle, type RenderedHook } from './render'
 
-// The happy-dom environment provides the page's document; this project has no DOM types (main and tests
-// share it), so only what is used here is declared, for this file alone.
-declare const document: { createElement(tag: 'div'): Element }
-
-// React reads this to know that updates are wrapped in act() here.
-Reflect.set(globalThis, 'IS_REACT_ACT_ENVIRONMENT', true)
-
-/** A promise settled from outside. */
-function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (reason: unknown) => void } {
-  let resolve: (value: T) => void = () => undefined
-  let reject: (reason: unknown) => void = () => undefined
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res
-    reject = rej
-  })
-  return { promise, resolve, reject }
-}
-
-const unmounts: (() => void)[] = []
-afterEach(() => {
-  for (const unmount of unmounts.splice(0)) unmount()
-})
-
-/** Mounts a component that calls useLoad; `current` is what the latest render returned. */
-function mount(initiallyLoading?: boolean): { readonly current: Load; renders: Load[]; unmount: () => void } {
-  const renders: Load[] = []
-  function Probe(): null {
-    renders.push(useLoad(initiallyLoading))
-    return null
-  }
-  const root = createRoot(document.createElement('div'))
-  act(() => root.render(createElement(StrictMode, null, createElement(Probe))))
-  let mounted = true
-  const unmount = (): void => {
-    if (!mounted) return
-    mounted = false
-    act(() => root.unmount())
-  }
-  unmounts.push(unmount)
-  return {
-    get current(): Load {
-      const latest = renders.at(-1)
-      if (latest === undefined) throw new Error('Probe never rendered')
-      return latest
-    },
-    renders,
-    unmount
-  }
-}
+/** Mounts a component that calls useLoad. */
+const mount = (initiallyLoading?: boolean): RenderedHook<boolean | undefined, Load> => renderHook(useLoad, initiallyLoading)
 
 /** Starts a run inside act(); the returned promise is the run's own. */
 function start<T>(load: Load, task: () => Promise<T>, apply: (value: T) => void, keepError?: boolean): Promise<UiError | null> {
@@ -67,14 +20,6 @@ function start<T>(load: Load, task: () => Promise<T>, apply: (value: T) => void,
     done = load.run(task, apply, keepError === undefined ? undefined : { keepError })
   })
   return done
-}
-
-/** Settles a deferred request and lets React apply what follows. */
-async function settle(action: () => void): Promise<void> {
-  await act(async () => {
-    action()
-    await Promise.resolve()
-  })
 }
 
 describe('useLoad', () => {

@@ -119,7 +119,8 @@ export function useChat({ conversationId, defaults, onCreated, onChanged }: Chat
   /** Re-reads the conversation from the app (the source of truth after every action). */
   const reload = useCallback(
     async (id: string) => {
-      // Only the conversation on screen is read: a newer load supersedes the one the screen waits for.
+      // Only the conversation on screen is read: starting a load drops the one in flight, which may be the
+      // one the screen waits for.
       if (viewRef.current !== id) return
       await runLoad(
         () => api.conversations.get(id),

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { app, BrowserWindow, dialog, ipcMain, session, shell, type IpcMainInvokeEvent } from 'electron'
 import { CONTENT_SECURITY_POLICY } from './server'
-import { API_METHODS } from '../preload/api'
+import { API_METHODS, STREAM_EVENT_CHANNEL } from '../preload/api'
 import { createApp, isApiChannel, type App, type DispatchOutcome } from './services'
 
 // Built layout (electron-vite): out/main/index.js, out/preload/index.cjs, out/renderer/index.html.
@@ -18,9 +18,6 @@ const RENDERER_URL = pathToFileURL(RENDERER_HTML_PATH).href
 
 /** Schemes handed to the OS (browser, mail client) instead of being opened inside the app. */
 const EXTERNAL_SCHEMES = new Set(['https:', 'http:', 'mailto:'])
-
-/** The channel streamed events go out on, as `{ requestId, event }` (preload/index.ts listens). */
-const STREAM_EVENT_CHANNEL = 'stream:event'
 
 let mainWindow: BrowserWindow | null = null
 let services: App | null = null

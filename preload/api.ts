@@ -269,9 +269,15 @@ export interface Api {
 }
 
 /**
+ * The IPC channel main sends a stream method's events on, as `{ requestId, event }` (preload/index.ts
+ * listens). Defined here so main and the preload cannot drift apart on the name.
+ */
+export const STREAM_EVENT_CHANNEL = 'stream:event'
+
+/**
  * Every method as `service:method` → kind. 'call': request/response. 'stream': the last argument is an event
- * callback; over IPC events arrive on the `stream:event` channel tagged with the request id, over HTTP as
- * Server-Sent Events. The satisfies-clause keeps this table and `Api` in step.
+ * callback; over IPC events arrive on the `STREAM_EVENT_CHANNEL` channel tagged with the request id, over HTTP
+ * as Server-Sent Events. The satisfies-clause keeps this table and `Api` in step.
  */
 export const API_METHODS = {
   'app:version': 'call',

@@ -3,13 +3,10 @@
  * `API_METHODS` table (api.chat.send(...) → channel 'chat:send'). It never exposes `ipcRenderer` or a generic
  * invoke. Main answers every call with an envelope `{ ok, result | error }`; errors are rejected as plain
  * `{ name, message }` objects because contextBridge drops an Error's custom `name`. Streamed events arrive
- * on `stream:event` tagged with the request's id.
+ * on `STREAM_EVENT_CHANNEL` (api.ts) tagged with the request's id.
  */
 import { contextBridge, ipcRenderer, type IpcRendererEvent } from 'electron'
-import { API_METHODS, type Api, type ApiChannel, type ApiErrorShape } from './api'
-
-/** The channel main sends `{ requestId, event }` on while a stream method runs. */
-const STREAM_EVENT_CHANNEL = 'stream:event'
+import { API_METHODS, STREAM_EVENT_CHANNEL, type Api, type ApiChannel, type ApiErrorShape } from './api'
 
 type Fn = (...args: unknown[]) => Promise<unknown>
 

@@ -223,26 +223,12 @@ function Shell({ api }: { api: Api }): JSX.Element {
       />
       {sidebarOpen && <div className="sidebar-backdrop" aria-hidden="true" onClick={() => setSidebarOpen(false)} />}
       <ChatPane
-        chat={chat}
-        composerRef={composer}
-        models={models}
-        modelsLoading={settingsState.loading}
-        modelId={modelId}
-        title={title}
-        sidebarOpen={sidebarOpen}
-        streamingHere={streamingHere}
-        focusMessageId={focusMessageId}
-        settingsError={settingsState.error}
-        onToggleSidebar={() => setSidebarOpen((v) => !v)}
-        onRename={(t) => conversation !== null && renameConversation(conversation.id, t)}
-        onModelChange={changeModel}
-        onOpenChatSettings={() => setDialog({ kind: 'chat' })}
-        onOpenSettings={() => setDialog({ kind: 'settings', tab: 'general' })}
-        onNewChat={newChat}
-        activityOpen={activityOpen}
-        onToggleActivity={() => setActivityOpen(!activityOpen)}
-        activity={
-          activityOpen ? (
+        conversation={{ chat, title, modelId, streamingHere, focusMessageId }}
+        models={{ list: models, loading: settingsState.loading, error: settingsState.error }}
+        panels={{
+          sidebarOpen,
+          activityOpen,
+          activity: activityOpen ? (
             <UsagePanel
               devices={devices.devices}
               devicesLoading={devices.loading}
@@ -251,12 +237,23 @@ function Shell({ api }: { api: Api }): JSX.Element {
               onOpenDevices={() => setDialog({ kind: 'settings', tab: 'devices' })}
             />
           ) : null
-        }
+        }}
+        actions={{
+          onToggleSidebar: () => setSidebarOpen((v) => !v),
+          onToggleActivity: () => setActivityOpen(!activityOpen),
+          onRename: (t) => conversation !== null && renameConversation(conversation.id, t),
+          onModelChange: changeModel,
+          onOpenChatSettings: () => setDialog({ kind: 'chat' }),
+          onOpenSettings: () => setDialog({ kind: 'settings', tab: 'general' }),
+          onNewChat: newChat
+        }}
+        composerRef={composer}
       />
       {dialog?.kind === 'settings' && <SettingsDialog state={settingsState} devices={devices} initialTab={dialog.tab} onClose={() => setDialog(null)} />}
       {dialog?.kind === 'chat' && (
         <ChatSettingsDialog
-          // Re-initialise when the conversation arrives (opened right after a reload, before it loaded).
+          // Edits belong to one conversation: when it arrives (opened right after a reload, before it loaded)
+          // the dialog starts over on its values.
           key={conversation?.id ?? 'draft'}
           systemPrompt={conversation?.systemPrompt ?? chat.draft.systemPrompt}
           sampling={conversation?.sampling ?? chat.draft.sampling}

@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { expect, type Locator, type Page, type TestInfo } from '@playwright/test'
+import { expect, type APIRequestContext, type Locator, type Page, type TestInfo } from '@playwright/test'
 import { e2eEnv, E2E_ENV } from './env'
 
 /** Where screenshots are kept (gitignored; overwritten on every run). */
@@ -115,4 +115,20 @@ export async function saveScreenshot(page: Page, testInfo: TestInfo, name: strin
   const path = join(SCREENSHOT_DIR, `${name}.png`)
   await page.screenshot({ path, animations: 'disabled' })
   await testInfo.attach(name, { path, contentType: 'image/png' })
+}
+
+/**
+ * Calls one Api method over HTTP, as the browser-mode page does (`channel` as in the URL: 'settings/get');
+ * returns its result. For changes "from another window" and for putting settings back after a spec.
+ */
+export async function callApi(request: APIRequestContext, channel: string, args: readonly unknown[]): Promise<unknown> {
+  const launch = new URL(e2eEnv(E2E_ENV.url))
+  const response = await request.post(`${launch.origin}/api/${channel}`, {
+    headers: { Authorization: `Bearer ${launch.searchParams.get('token') ?? ''}` },
+    data: { args }
+  })
+  expect(response.ok(), `${channel} answered HTTP ${response.status()}`).toBe(true)
+  const body: unknown = await response.json()
+  if (typeof body !== 'object' || body === null || !('result' in body)) throw new Error(`${channel}: malformed reply`)
+  return body.result
 }

@@ -12,50 +12,75 @@ import { EmptyState } from './EmptyState'
 import { ErrorBanner } from './ErrorBanner'
 import { MessageList } from './MessageList'
 
-interface ChatPaneProps {
+/** The conversation on screen and how it is being shown. */
+export interface ChatPaneConversation {
   readonly chat: ChatState
-  readonly composerRef: RefObject<ComposerHandle | null>
-  readonly models: readonly ModelEntry[]
-  readonly modelsLoading: boolean
-  readonly modelId: string | null
   readonly title: string | null
-  readonly sidebarOpen: boolean
+  /** the model this chat uses (the conversation's, or the draft's) */
+  readonly modelId: string | null
+  /** a reply to this conversation is being generated in this window */
   readonly streamingHere: boolean
+  /** the message to scroll to and highlight (a search hit), or null */
   readonly focusMessageId: string | null
-  readonly settingsError: UiError | null
+}
+
+/** The models to pick from; they come with the settings, so their load state is the settings'. */
+export interface ChatPaneModels {
+  readonly list: readonly ModelEntry[]
+  readonly loading: boolean
+  /** the settings (and so the model list) could not be loaded */
+  readonly error: UiError | null
+}
+
+/** What is open around the chat column. */
+export interface ChatPanePanels {
+  readonly sidebarOpen: boolean
+  readonly activityOpen: boolean
+  /** the device activity panel (beside the messages; above them on narrow windows), or null when closed */
+  readonly activity: ReactNode
+}
+
+/** What the pane asks the shell to do. */
+export interface ChatPaneActions {
   readonly onToggleSidebar: () => void
+  readonly onToggleActivity: () => void
   readonly onRename: (title: string) => void
   readonly onModelChange: (modelId: string) => void
   readonly onOpenChatSettings: () => void
   readonly onOpenSettings: () => void
   readonly onNewChat: () => void
-  readonly activityOpen: boolean
-  readonly onToggleActivity: () => void
-  /** the device activity panel (beside the messages; above them on narrow windows), or null when closed */
-  readonly activity: ReactNode
+}
+
+interface ChatPaneProps {
+  readonly conversation: ChatPaneConversation
+  readonly models: ChatPaneModels
+  readonly panels: ChatPanePanels
+  readonly actions: ChatPaneActions
+  /** lets the shell focus the composer (New chat) */
+  readonly composerRef: RefObject<ComposerHandle | null>
 }
 
 /** The chat column. */
-export function ChatPane(props: ChatPaneProps): JSX.Element {
-  const { chat, models } = props
-  const model = models.find((m) => m.id === props.modelId) ?? null
+export function ChatPane({ conversation, models, panels, actions, composerRef }: ChatPaneProps): JSX.Element {
+  const { chat, modelId, streamingHere } = conversation
+  const model = models.list.find((m) => m.id === modelId) ?? null
   const lastMessage = chat.messages.at(-1)
   const canRetry = lastMessage?.role === 'assistant' && chat.active === null
   const showEmpty = chat.conversation === null && chat.messages.length === 0 && !chat.loading && chat.loadError === null
   return (
     <main className="chat-pane" aria-label="Chat">
       <ChatHeader
-        title={props.title}
-        sidebarOpen={props.sidebarOpen}
-        models={models}
-        modelId={props.modelId}
-        onToggleSidebar={props.onToggleSidebar}
-        onRename={props.onRename}
-        onModelChange={props.onModelChange}
-        onOpenChatSettings={props.onOpenChatSettings}
-        onNewChat={props.onNewChat}
-        activityOpen={props.activityOpen}
-        onToggleActivity={props.onToggleActivity}
+        title={conversation.title}
+        sidebarOpen={panels.sidebarOpen}
+        models={models.list}
+        modelId={modelId}
+        onToggleSidebar={actions.onToggleSidebar}
+        onRename={actions.onRename}
+        onModelChange={actions.onModelChange}
+        onOpenChatSettings={actions.onOpenChatSettings}
+        onNewChat={actions.onNewChat}
+        activityOpen={panels.activityOpen}
+        onToggleActivity={actions.onToggleActivity}
       />
       <div className="chat-body">
         <div className="chat-main">
@@ -64,47 +89,47 @@ export function ChatPane(props: ChatPaneProps): JSX.Element {
               <h2>{chat.loadError.title}</h2>
               <p>{chat.loadError.detail}</p>
               <p className="hint">{chat.loadError.hint}</p>
-              <button type="button" className="button-primary" onClick={props.onNewChat}>
+              <button type="button" className="button-primary" onClick={actions.onNewChat}>
                 Start a new chat
               </button>
             </div>
           ) : showEmpty ? (
-            <EmptyState loading={props.modelsLoading} models={models} model={model} onOpenSettings={props.onOpenSettings} />
+            <EmptyState loading={models.loading} models={models.list} model={model} onOpenSettings={actions.onOpenSettings} />
           ) : (
             <MessageList
               conversationKey={chat.conversation?.id ?? 'draft'}
               messages={chat.messages}
               busy={chat.active !== null}
-              focusMessageId={props.focusMessageId}
+              focusMessageId={conversation.focusMessageId}
               onRegenerate={chat.regenerate}
               onEdit={chat.edit}
             />
           )}
           <div className="chat-bottom">
-            {props.settingsError !== null && chat.actionError === null && (
-              <ErrorBanner error={props.settingsError} onOpenSettings={props.onOpenSettings} />
+            {models.error !== null && chat.actionError === null && (
+              <ErrorBanner error={models.error} onOpenSettings={actions.onOpenSettings} />
             )}
             {chat.actionError !== null && (
               <ErrorBanner
                 error={chat.actionError}
-                onOpenSettings={props.onOpenSettings}
+                onOpenSettings={actions.onOpenSettings}
                 onRetry={canRetry ? () => void chat.regenerate() : undefined}
                 onDismiss={chat.dismissError}
               />
             )}
             <Composer
-              ref={props.composerRef}
-              streaming={props.streamingHere}
-              busyElsewhere={chat.active !== null && !props.streamingHere}
+              ref={composerRef}
+              streaming={streamingHere}
+              busyElsewhere={chat.active !== null && !streamingHere}
               onSend={chat.send}
               onStop={() => void chat.stop()}
             />
             <p className="visually-hidden" role="status">
-              {props.streamingHere ? 'Generating a reply.' : ''}
+              {streamingHere ? 'Generating a reply.' : ''}
             </p>
           </div>
         </div>
-        {props.activity}
+        {panels.activity}
       </div>
     </main>
   )

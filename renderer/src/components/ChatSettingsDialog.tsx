@@ -3,6 +3,7 @@ import { useState, type JSX } from 'react'
 import type { ConversationPatch, SamplingSettings } from '../../../preload/api'
 import { errorText, type UiError } from '../lib/errors'
 import { LIMITS } from '../lib/limits'
+import { useEdits } from '../state/use-edits'
 import { Modal } from './Modal'
 import { parseDraft, SamplingFields, toDraft } from './SamplingFields'
 
@@ -16,8 +17,10 @@ interface ChatSettingsProps {
 
 /** The dialog; saving applies to this conversation only. */
 export function ChatSettingsDialog({ systemPrompt, sampling, defaults, onSave, onClose }: ChatSettingsProps): JSX.Element {
-  const [prompt, setPrompt] = useState(systemPrompt)
-  const [draft, setDraft] = useState(toDraft(sampling))
+  // Follow the chat's values until edited: a new chat's sampling comes from the app's defaults, which may
+  // arrive after the dialog opened.
+  const prompt = useEdits(systemPrompt)
+  const draft = useEdits(toDraft(sampling))
   const [error, setError] = useState<string | null>(null)
   const [saving, setSaving] = useState(false)
 
@@ -29,13 +32,13 @@ export function ChatSettingsDialog({ systemPrompt, sampling, defaults, onSave, o
         noValidate
         onSubmit={(e) => {
           e.preventDefault()
-          const parsed = parseDraft(draft)
+          const parsed = parseDraft(draft.value)
           if (!parsed.ok) {
             setError(parsed.error)
             return
           }
           setSaving(true)
-          void onSave({ systemPrompt: prompt, sampling: parsed.value }).then((failure) => {
+          void onSave({ systemPrompt: prompt.value, sampling: parsed.value }).then((failure) => {
             setSaving(false)
             if (failure === null) onClose()
             else setError(errorText(failure))
@@ -47,24 +50,24 @@ export function ChatSettingsDialog({ systemPrompt, sampling, defaults, onSave, o
           <textarea
             id="chat-system-prompt"
             rows={5}
-            value={prompt}
+            value={prompt.value}
             maxLength={LIMITS.maxSystemPromptChars}
             placeholder="For example: You are a concise assistant. Answer in plain English."
             aria-describedby="chat-system-prompt-help"
-            onChange={(e) => setPrompt(e.target.value)}
+            onChange={(e) => prompt.edit(e.target.value)}
           />
           <p id="chat-system-prompt-help" className="field-help">
             Sent before every message in this chat. Models without a chat template may ignore it.
           </p>
         </div>
-        <SamplingFields idPrefix="chat" value={draft} onChange={setDraft} />
+        <SamplingFields idPrefix="chat" value={draft.value} onChange={draft.edit} />
         {error !== null && (
           <p className="form-error" role="alert">
             {error}
           </p>
         )}
         <div className="form-actions">
-          <button type="button" className="button-ghost" onClick={() => setDraft(toDraft(defaults))}>
+          <button type="button" className="button-ghost" onClick={() => draft.edit(toDraft(defaults))}>
             Use default sampling
           </button>
           <span className="spacer" />

@@ -1,5 +1,5 @@
 /** @file A modal dialog on the native <dialog> element: focus is trapped, Esc closes, focus returns after. */
-import { useEffect, useRef, type JSX, type ReactNode } from 'react'
+import { useEffect, useId, useRef, type JSX, type ReactNode } from 'react'
 import { Icon } from './icons'
 
 interface ModalProps {
@@ -12,6 +12,9 @@ interface ModalProps {
 /** Shown while mounted. */
 export function Modal({ title, onClose, children, className }: ModalProps): JSX.Element {
   const dialog = useRef<HTMLDialogElement>(null)
+  // Unique per dialog: a fixed id would repeat if two dialogs were ever mounted at once (one opened from
+  // another), and aria-labelledby would then name the wrong one.
+  const titleId = useId()
   useEffect(() => {
     const el = dialog.current
     const opener = document.activeElement
@@ -25,7 +28,7 @@ export function Modal({ title, onClose, children, className }: ModalProps): JSX.
     <dialog
       ref={dialog}
       className={className === undefined ? 'modal' : `modal ${className}`}
-      aria-labelledby="modal-title"
+      aria-labelledby={titleId}
       onCancel={(e) => {
         e.preventDefault()
         onClose()
@@ -37,7 +40,7 @@ export function Modal({ title, onClose, children, className }: ModalProps): JSX.
     >
       <div className="modal-inner">
         <header className="modal-header">
-          <h2 id="modal-title">{title}</h2>
+          <h2 id={titleId}>{title}</h2>
           <button type="button" className="icon-button" aria-label="Close" onClick={onClose}>
             <Icon name="close" />
           </button>

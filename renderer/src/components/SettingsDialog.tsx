@@ -7,6 +7,7 @@ import type { ThemeSetting } from '../../../preload/api'
 import { errorText } from '../lib/errors'
 import { LIMITS } from '../lib/limits'
 import type { DevicesState } from '../state/use-devices'
+import { useEdits } from '../state/use-edits'
 import type { SettingsState } from '../state/use-settings'
 import { DevicesSettings } from './DevicesSettings'
 import { Icon } from './icons'
@@ -145,9 +146,11 @@ function ModelsSection({ state }: { state: SettingsState }): JSX.Element {
 
 function SamplingSection({ state }: { state: SettingsState }): JSX.Element | null {
   const settings = state.settings
-  const [draft, setDraft] = useState(settings === null ? null : toDraft(settings.sampling))
+  // Follows the saved defaults (they may load, or reload, after the dialog opened) until the user edits them.
+  const draft = useEdits(settings === null ? null : toDraft(settings.sampling))
   const [status, setStatus] = useState<{ ok: boolean; text: string } | null>(null)
-  if (settings === null || draft === null) return null
+  const shown = draft.value
+  if (shown === null) return null
   return (
     <section className="settings-section" aria-labelledby="settings-sampling">
       <h3 id="settings-sampling">Default sampling for new chats</h3>
@@ -155,17 +158,19 @@ function SamplingSection({ state }: { state: SettingsState }): JSX.Element | nul
         noValidate
         onSubmit={(e) => {
           e.preventDefault()
-          const parsed = parseDraft(draft)
+          const parsed = parseDraft(shown)
           if (!parsed.ok) {
             setStatus({ ok: false, text: parsed.error })
             return
           }
-          void state.update({ sampling: parsed.value }).then((failure) =>
+          void state.update({ sampling: parsed.value }).then((failure) => {
+            // Saved: show the settings again (they now hold it), unless the user typed on meanwhile.
+            if (failure === null) draft.discardIfStill(shown)
             setStatus(failure === null ? { ok: true, text: 'Saved.' } : { ok: false, text: errorText(failure) })
-          )
+          })
         }}
       >
-        <SamplingFields idPrefix="defaults" value={draft} onChange={setDraft} />
+        <SamplingFields idPrefix="defaults" value={shown} onChange={draft.edit} />
         <div className="form-actions">
           {status !== null && (
             <p className={status.ok ? 'form-ok' : 'form-error'} role={status.ok ? 'status' : 'alert'}>

@@ -10,6 +10,7 @@ import { describeError, type UiError } from '../lib/errors'
 import { titleFromMessage } from '../lib/format'
 import { newRequestId } from '../lib/ids'
 import { useApi } from './api-context'
+import { useLoad } from './use-load'
 
 /** Settings of a chat that does not exist yet. */
 export interface DraftSettings {
@@ -77,8 +78,8 @@ export function useChat({ conversationId, defaults, onCreated, onChanged }: Chat
   // A draft stores only what the user changed, so defaults that load later still apply to the rest.
   const [draftOverrides, setDraftOverrides] = useState<Partial<DraftSettings>>({})
   const draft: DraftSettings = useMemo(() => ({ ...defaults, ...draftOverrides }), [defaults, draftOverrides])
-  const [loading, setLoading] = useState(false)
-  const [loadError, setLoadError] = useState<UiError | null>(null)
+  // Every change of view resets the load, so an answer for a conversation no longer on screen is dropped.
+  const { loading, error: loadError, run: runLoad, reset: resetLoad } = useLoad()
   const [active, setActive] = useState<ActiveStream | null>(null)
   const [actionError, setActionError] = useState<UiError | null>(null)
 
@@ -87,7 +88,6 @@ export function useChat({ conversationId, defaults, onCreated, onChanged }: Chat
   const conversationRef = useRef<Conversation | null>(null)
   const messagesRef = useRef<readonly Message[]>([])
   const activeRef = useRef<ActiveStream | null>(null)
-  const loadSeq = useRef(0)
   const pendingDeltas = useRef(new Map<string, string>())
   const flushHandle = useRef<number | null>(null)
   conversationRef.current = conversation
@@ -119,41 +119,38 @@ export function useChat({ conversationId, defaults, onCreated, onChanged }: Chat
   /** Re-reads the conversation from the app (the source of truth after every action). */
   const reload = useCallback(
     async (id: string) => {
-      const seq = ++loadSeq.current
-      try {
-        const detail = await api.conversations.get(id)
-        if (seq !== loadSeq.current || viewRef.current !== id) return
-        setConversation(detail.conversation)
-        setMessages(detail.messages)
-        setLoadError(null)
-      } catch (e) {
-        if (seq === loadSeq.current && viewRef.current === id) setLoadError(describeError(e))
-      } finally {
-        if (seq === loadSeq.current) setLoading(false)
-      }
+      // Only the conversation on screen is read: starting a load drops the one in flight, which may be the
+      // one the screen waits for.
+      if (viewRef.current !== id) return
+      await runLoad(
+        () => api.conversations.get(id),
+        (detail) => {
+          setConversation(detail.conversation)
+          setMessages(detail.messages)
+        }
+      )
     },
-    [api]
+    [api, runLoad]
   )
 
   useEffect(() => {
     viewRef.current = conversationId
     setActionError(null)
     if (conversationId === null) {
-      loadSeq.current++
+      resetLoad(false)
       setConversation(null)
       setMessages([])
       setDraftOverrides({})
-      setLoading(false)
-      setLoadError(null)
       return
     }
-    // A draft that just became this conversation is already on screen (and may be streaming).
+    // A draft that just became this conversation is already on screen (and may be streaming); the view did
+    // not change (send set it), so nothing in flight needs dropping.
     if (conversationRef.current?.id === conversationId) return
-    setLoading(true)
+    resetLoad(true)
     setMessages([])
     setConversation(null)
     void reload(conversationId)
-  }, [conversationId, reload])
+  }, [conversationId, reload, resetLoad])
 
   /**
    * Runs one streamed request: shows `base` plus placeholders at once, swaps in the real messages on

@@ -3,6 +3,7 @@ import { useCallback, useEffect, useState } from 'react'
 import type { ConversationSummary } from '../../../preload/api'
 import { describeError, type UiError } from '../lib/errors'
 import { useApi } from './api-context'
+import { useLoad } from './use-load'
 
 /** What the conversation list hook exposes. */
 export interface ConversationsState {
@@ -22,20 +23,15 @@ const byRecent = (a: ConversationSummary, b: ConversationSummary): number => b.u
 export function useConversations(): ConversationsState {
   const api = useApi()
   const [list, setList] = useState<readonly ConversationSummary[]>([])
-  const [loading, setLoading] = useState(true)
-  const [error, setError] = useState<UiError | null>(null)
+  const { loading, error, run } = useLoad(true)
 
+  // Refreshes overlap (every sent message asks for one); only the newest answer lands.
   const refresh = useCallback(async () => {
-    try {
-      const items = await api.conversations.list()
-      setList([...items].sort(byRecent))
-      setError(null)
-    } catch (e) {
-      setError(describeError(e))
-    } finally {
-      setLoading(false)
-    }
-  }, [api])
+    await run(
+      () => api.conversations.list(),
+      (items) => setList([...items].sort(byRecent))
+    )
+  }, [api, run])
 
   useEffect(() => {
     void refresh()

@@ -3,10 +3,11 @@
  * (the placement is resolved for the default model, which may have changed), and saved through
  * `devices.setPlacement`, which answers with what the new choice resolves to.
  */
-import { useCallback, useEffect, useRef, useState } from 'react'
+import { useCallback, useEffect, useState } from 'react'
 import type { DeviceView, PlacementSetting, PlacementView } from '../../../preload/api'
-import { describeError, type UiError } from '../lib/errors'
+import type { UiError } from '../lib/errors'
 import { useApi } from './api-context'
+import { useLoad } from './use-load'
 
 /** What the devices hook exposes. */
 export interface DevicesState {
@@ -29,32 +30,19 @@ export interface DevicesState {
 export function useDevices(): DevicesState {
   const api = useApi()
   const [devices, setDevices] = useState<readonly DeviceView[]>([])
-  const [loading, setLoading] = useState(true)
-  const [error, setError] = useState<UiError | null>(null)
   const [placement, setPlacementView] = useState<PlacementView | null>(null)
-  const [placementError, setPlacementError] = useState<UiError | null>(null)
   const [saving, setSaving] = useState(false)
-  // A save answers with the newest view; a reload that started before it must not overwrite it.
-  const generation = useRef(0)
+  const { loading, error, run: runList } = useLoad(true)
+  // Reads and saves of the placement share one load: a save answers with the newest view, so a read that
+  // started before it must not overwrite it, and a read started after a save supersedes the save's answer.
+  const { error: placementError, run: runPlacement } = useLoad()
 
   const reload = useCallback(async () => {
-    const seq = ++generation.current
-    const [list, view] = await Promise.allSettled([api.devices.list(), api.devices.placement()])
-    if (list.status === 'fulfilled') {
-      setDevices(list.value)
-      setError(null)
-    } else {
-      setError(describeError(list.reason))
-    }
-    setLoading(false)
-    if (seq !== generation.current) return
-    if (view.status === 'fulfilled') {
-      setPlacementView(view.value)
-      setPlacementError(null)
-    } else {
-      setPlacementError(describeError(view.reason))
-    }
-  }, [api])
+    await Promise.all([
+      runList(() => api.devices.list(), setDevices),
+      runPlacement(() => api.devices.placement(), setPlacementView)
+    ])
+  }, [api, runList, runPlacement])
 
   useEffect(() => {
     void reload()
@@ -62,22 +50,15 @@ export function useDevices(): DevicesState {
 
   const setPlacement = useCallback(
     async (setting: PlacementSetting): Promise<UiError | null> => {
-      const seq = ++generation.current
       setSaving(true)
       try {
-        const view = await api.devices.setPlacement(setting)
-        if (seq === generation.current) {
-          setPlacementView(view)
-          setPlacementError(null)
-        }
-        return null
-      } catch (e) {
-        return describeError(e)
+        // The form shows a refused save itself; the placement read before is still what is saved.
+        return await runPlacement(() => api.devices.setPlacement(setting), setPlacementView, { keepError: false })
       } finally {
         setSaving(false)
       }
     },
-    [api]
+    [api, runPlacement]
   )
 
   return { devices, loading, error, placement, placementError, saving, reload, setPlacement }

@@ -1,9 +1,10 @@
 /** @file Debounced search over conversation titles and message content. */
 import { useEffect, useState } from 'react'
 import type { SearchHit } from '../../../preload/api'
-import { describeError, type UiError } from '../lib/errors'
+import type { UiError } from '../lib/errors'
 import { LIMITS } from '../lib/limits'
 import { useApi } from './api-context'
+import { useLoad } from './use-load'
 
 /** Wait after the last keystroke before searching (ms). */
 const SEARCH_DEBOUNCE_MS = 180
@@ -12,39 +13,20 @@ const SEARCH_DEBOUNCE_MS = 180
 export function useSearch(query: string): { hits: readonly SearchHit[]; searching: boolean; error: UiError | null } {
   const api = useApi()
   const [hits, setHits] = useState<readonly SearchHit[]>([])
-  const [searching, setSearching] = useState(false)
-  const [error, setError] = useState<UiError | null>(null)
+  // A new query resets the load, so an answer for an earlier query (or its failure) is dropped.
+  const { loading: searching, error, run, reset } = useLoad()
   const trimmed = query.trim().slice(0, LIMITS.maxSearchChars)
 
   useEffect(() => {
     if (trimmed === '') {
+      reset(false)
       setHits([])
-      setSearching(false)
-      setError(null)
       return
     }
-    let cancelled = false
-    setSearching(true)
-    const timer = window.setTimeout(() => {
-      api.conversations.search(trimmed).then(
-        (result) => {
-          if (cancelled) return
-          setHits(result)
-          setError(null)
-          setSearching(false)
-        },
-        (e: unknown) => {
-          if (cancelled) return
-          setError(describeError(e))
-          setSearching(false)
-        }
-      )
-    }, SEARCH_DEBOUNCE_MS)
-    return () => {
-      cancelled = true
-      window.clearTimeout(timer)
-    }
-  }, [api, trimmed])
+    reset(true)
+    const timer = window.setTimeout(() => void run(() => api.conversations.search(trimmed), setHits), SEARCH_DEBOUNCE_MS)
+    return () => window.clearTimeout(timer)
+  }, [api, trimmed, run, reset])
 
   return { hits, searching, error }
 }

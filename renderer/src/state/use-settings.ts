@@ -3,6 +3,7 @@ import { useCallback, useEffect, useState } from 'react'
 import type { ModelEntry, ModelFolder, Settings, SettingsPatch } from '../../../preload/api'
 import { describeError, type UiError } from '../lib/errors'
 import { useApi } from './api-context'
+import { useLoad } from './use-load'
 
 /** What the settings hook exposes. */
 export interface SettingsState {
@@ -11,7 +12,7 @@ export interface SettingsState {
   readonly folders: readonly ModelFolder[]
   /** true until the first load finished */
   readonly loading: boolean
-  /** the last load or save failure */
+  /** the last load failure (a save's failure is handed back to its caller) */
   readonly error: UiError | null
   readonly reload: () => Promise<void>
   readonly update: (patch: SettingsPatch) => Promise<UiError | null>
@@ -26,22 +27,19 @@ export function useSettings(): SettingsState {
   const [settings, setSettings] = useState<Settings | null>(null)
   const [models, setModels] = useState<readonly ModelEntry[]>([])
   const [folders, setFolders] = useState<readonly ModelFolder[]>([])
-  const [loading, setLoading] = useState(true)
-  const [error, setError] = useState<UiError | null>(null)
+  const { loading, error, run } = useLoad(true)
 
+  // The dialog rescans on every opening, and a failed save reloads: only the newest answer lands.
   const reload = useCallback(async () => {
-    try {
-      const [s, f, m] = await Promise.all([api.settings.get(), api.models.folders(), api.models.list()])
-      setSettings(s)
-      setFolders(f)
-      setModels(m)
-      setError(null)
-    } catch (e) {
-      setError(describeError(e))
-    } finally {
-      setLoading(false)
-    }
-  }, [api])
+    await run(
+      () => Promise.all([api.settings.get(), api.models.folders(), api.models.list()]),
+      ([s, f, m]) => {
+        setSettings(s)
+        setFolders(f)
+        setModels(m)
+      }
+    )
+  }, [api, run])
 
   useEffect(() => {
     void reload()

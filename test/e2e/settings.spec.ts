@@ -1,0 +1,130 @@
+/**
+ * @file Settings → General → Default sampling follows the app's settings: values that arrive after the dialog
+ * opened show up, later changes show while nothing was typed, and what the user typed is kept when settings
+ * change under it. The settings answers are held back with page.route, so the order of events is chosen,
+ * not timed. Changes are made through the HTTP Api, as another window would; the settings found at the start
+ * are put back at the end, so the specs that run later see the app as it was.
+ */
+import type { APIRequestContext, Locator, Page, Route } from '@playwright/test'
+import { expect, test } from './fixtures'
+import { e2eEnv, E2E_ENV } from './env'
+import { callApi, composer, openApp } from './helpers'
+
+test.describe.configure({ mode: 'serial' })
+
+/** The part of the settings these tests change. */
+interface Changed {
+  readonly theme: string
+  readonly sampling: { readonly temperature: number; readonly topP: number; readonly maxTokens: number }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/** The theme and default sampling the app has now (checked: it crossed HTTP). */
+async function readChanged(request: APIRequestContext): Promise<Changed> {
+  const settings = await callApi(request, 'settings/get', [])
+  const sampling = isRecord(settings) ? settings.sampling : undefined
+  if (!isRecord(settings) || typeof settings.theme !== 'string' || !isRecord(sampling)) throw new Error('settings/get: unexpected shape')
+  const { temperature, topP, maxTokens } = sampling
+  if (typeof temperature !== 'number' || typeof topP !== 'number' || typeof maxTokens !== 'number') throw new Error('settings/get: bad sampling')
+  return { theme: settings.theme, sampling: { temperature, topP, maxTokens } }
+}
+
+async function writeChanged(request: APIRequestContext, changed: Changed): Promise<void> {
+  await callApi(request, 'settings/update', [changed])
+}
+
+/** The settings found before the first test, put back after the last. */
+let original: Changed | null = null
+
+test.beforeAll(async ({ playwright }) => {
+  const request = await playwright.request.newContext()
+  try {
+    original = await readChanged(request)
+  } finally {
+    await request.dispose()
+  }
+})
+
+test.afterAll(async ({ playwright }) => {
+  if (original === null) return
+  const request = await playwright.request.newContext()
+  try {
+    await writeChanged(request, original)
+  } finally {
+    await request.dispose()
+  }
+})
+
+function startingSettings(): Changed {
+  if (original === null) throw new Error('beforeAll did not read the settings')
+  return original
+}
+
+async function openSettings(page: Page): Promise<Locator> {
+  await page.getByRole('button', { name: 'Settings', exact: true }).click()
+  const dialog = page.getByRole('dialog', { name: 'Settings' })
+  await expect(dialog).toBeVisible()
+  return dialog
+}
+
+test('default sampling shows settings that arrive after the dialog opened', async ({ page }) => {
+  const { sampling } = startingSettings()
+  // Hold every settings answer until the dialog is open.
+  const held: Route[] = []
+  let holding = true
+  await page.route('**/api/settings/get', async (route) => {
+    if (holding) held.push(route)
+    else await route.continue()
+  })
+  await page.goto(e2eEnv(E2E_ENV.url))
+  await expect(composer(page)).toBeVisible()
+  const dialog = await openSettings(page)
+  // The app's first load and the dialog's own rescan are both waiting.
+  await expect.poll(() => held.length).toBe(2)
+  await expect(dialog.getByRole('heading', { name: 'Models' })).toBeVisible()
+  await expect(dialog.getByRole('heading', { name: 'Default sampling for new chats' })).toHaveCount(0)
+
+  holding = false
+  for (const route of held.splice(0)) await route.continue()
+  await expect(dialog.getByLabel('Temperature')).toHaveValue(String(sampling.temperature))
+  await expect(dialog.getByLabel('Top-p')).toHaveValue(String(sampling.topP))
+  await expect(dialog.getByLabel('Max tokens')).toHaveValue(String(sampling.maxTokens))
+})
+
+test('default sampling follows changed settings until the user types, then keeps what was typed', async ({ page }) => {
+  const start = startingSettings()
+  await openApp(page)
+  const dialog = await openSettings(page)
+  const temperature = dialog.getByLabel('Temperature')
+  const maxTokens = dialog.getByLabel('Max tokens')
+  await expect(maxTokens).toHaveValue(String(start.sampling.maxTokens))
+  // The theme radio reads the settings directly: when it changes, the rescan's answer has landed.
+  const otherTheme = start.theme === 'dark' ? 'light' : 'dark'
+  const themeRadio = (theme: string): Locator =>
+    dialog.getByRole('radio', { name: theme === 'dark' ? 'Dark' : theme === 'light' ? 'Light' : 'Match system' })
+
+  // Changed elsewhere while nothing was typed: the form shows the new values.
+  await writeChanged(page.request, { theme: otherTheme, sampling: { ...start.sampling, temperature: 1.3 } })
+  await dialog.getByRole('button', { name: 'Scan again' }).click()
+  await expect(themeRadio(otherTheme)).toBeChecked()
+  await expect(temperature).toHaveValue('1.3')
+
+  // Typed, then changed elsewhere: what was typed stays.
+  await maxTokens.fill('300')
+  await writeChanged(page.request, { theme: start.theme, sampling: { ...start.sampling, temperature: 0.4, maxTokens: 999 } })
+  await dialog.getByRole('button', { name: 'Scan again' }).click()
+  await expect(themeRadio(start.theme)).toBeChecked()
+  await expect(maxTokens).toHaveValue('300')
+  await expect(temperature).toHaveValue('1.3')
+
+  // Saved: the form shows the settings again, which now hold what was saved.
+  await dialog.getByRole('button', { name: 'Save defaults' }).click()
+  await expect(dialog.getByRole('status').filter({ hasText: 'Saved.' })).toBeVisible()
+  expect((await readChanged(page.request)).sampling).toEqual({ ...start.sampling, temperature: 1.3, maxTokens: 300 })
+  await writeChanged(page.request, { theme: start.theme, sampling: { ...start.sampling, maxTokens: 128 } })
+  await dialog.getByRole('button', { name: 'Scan again' }).click()
+  await expect(maxTokens).toHaveValue('128')
+})

@@ -6,7 +6,7 @@
  * device's busy time during the call, until told to exit.
  */
 import { loadModel } from '../main/engine/model'
-import { parsePlacement, weightInfoOf } from '../main/engine/plan'
+import { parsePlacement, weightInfoOfTypes } from '../main/engine/plan'
 import { openModelWorker, usageDelta, type ModelWorkerClient } from '../main/engine/runtime'
 import { failWith } from '../main/common/reader'
 import { readDeviceList } from '../main/engine/devices'
@@ -29,11 +29,11 @@ function send(message: PlacementMessage): Promise<void> {
 const errorMessage = (e: unknown): string => (e instanceof Error ? (e.stack ?? e.message) : String(e))
 
 async function open(init: PlacementChildInit): Promise<ModelWorkerClient> {
-  const model = await loadModel(init.modelPath)
-  if (model.weights === null) throw new Error(`${init.modelPath}: the weights did not load`)
+  // the header once; the model worker reads the weights
+  const model = await loadModel(init.modelPath, { weights: false })
   const devices = readDeviceList(failWith((m) => new Error(`placement child init: ${m}`)), 'devices', init.devices)
-  const placement = parsePlacement(init.placement, model.config, devices, weightInfoOf(model.weights))
-  return openModelWorker(init.modelPath, { placement, devices, maxContext: init.contextSize, cacheDir: init.graphCacheDir })
+  const placement = parsePlacement(init.placement, model.config, devices, weightInfoOfTypes(model.tensorTypes))
+  return openModelWorker(model, { placement, devices, maxContext: init.contextSize, cacheDir: init.graphCacheDir })
 }
 
 /** Runs one request; the timing covers only the forwards (the rewind before a prefill is outside it). */

@@ -33,12 +33,10 @@ export async function main(argv: readonly string[]): Promise<number> {
 
 async function generate(args: GenerateArgs): Promise<number> {
   const log = (line: string): void => void process.stderr.write(`tandem: ${line}\n`)
-  const placed =
-    args.placement === undefined
-      ? null
-      : await resolveCliPlacement(args.placement, args.model, { tokenizerPath: args.tokenizer, prefillChunkTokens: args.prefillChunk, threads: args.threads, log })
-  const model = await TextModel.open(args.model, {
-    tokenizerPath: args.tokenizer,
+  // the header is parsed once, here; the placement and the model worker use what it found
+  const header = await loadModel(args.model, { tokenizerPath: args.tokenizer, weights: false })
+  const placed = args.placement === undefined ? null : await resolveCliPlacement(args.placement, header, { prefillChunkTokens: args.prefillChunk, threads: args.threads, log })
+  const model = await TextModel.open(header, {
     threads: args.threads,
     cacheDir: args.cacheDir,
     placement: placed?.placement,

@@ -9,12 +9,12 @@ import { open } from 'node:fs/promises'
 import {
   buildPreset,
   discoverDevices,
-  loadModel,
   parsePlacement,
   PlacementError,
   PRESET_IDS,
   profileDevices,
-  weightInfoOf,
+  readWeights,
+  weightInfoOfTypes,
   type DeviceInfo,
   type LoadedModel,
   type ModelConfig,
@@ -28,7 +28,6 @@ export const MAX_PLACEMENT_FILE_BYTES = 1 << 20
 
 /** Options for resolveCliPlacement. */
 export interface CliPlacementOptions {
-  readonly tokenizerPath?: string
   /** --prefill-chunk: the preset's chunk, or an override of the file's; undefined = the placement's own */
   readonly prefillChunkTokens?: number
   /** ORT threads for Auto's measurement (as the run will use) */
@@ -90,39 +89,36 @@ function parseFile(path: string, json: unknown, config: ModelConfig, devices: re
   }
 }
 
-/** A preset for this model on these devices; Auto measures the devices first. */
-async function presetPlacement(id: PresetId, model: { config: ModelConfig; weights: NonNullable<LoadedModel['weights']> }, devices: readonly DeviceInfo[], options: CliPlacementOptions): Promise<Placement> {
+/** A preset for this model on these devices; Auto measures the devices first (the only reason to read the weights here). */
+async function presetPlacement(id: PresetId, model: LoadedModel, devices: readonly DeviceInfo[], options: CliPlacementOptions): Promise<Placement> {
   let profile
   if (id === 'auto') {
     const ready = devices.filter((d) => d.status === 'ready').map((d) => d.id)
     options.log(`auto: measuring ${ready.join(', ')} for this model…`)
     const t0 = performance.now()
-    profile = await profileDevices(model, devices, { prefillChunkTokens: options.prefillChunkTokens, threads: options.threads })
+    profile = await profileDevices({ config: model.config, weights: readWeights(model.layout) }, devices, { prefillChunkTokens: options.prefillChunkTokens, threads: options.threads })
     options.log(`auto: measured the devices in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
   }
-  const { placement, note } = buildPreset(id, model.config, devices, { weights: weightInfoOf(model.weights), prefillChunkTokens: options.prefillChunkTokens, profile })
+  const { placement, note } = buildPreset(id, model.config, devices, { weights: weightInfoOfTypes(model.tensorTypes), prefillChunkTokens: options.prefillChunkTokens, profile })
   if (note !== null) options.log(note)
   return placement
 }
 
 /**
- * Resolves `--placement arg` for the model at `modelPath`: probes the devices, loads the weights on this
- * thread (the contract checks need their encoding; Auto's profiler compiles them), and returns the
- * placement. Throws an Error whose message is ready for the user.
+ * Resolves `--placement arg` for a model (its parsed header): probes the devices and returns the placement.
+ * The contract checks need only the header's tensor encodings; only Auto reads the weights (its profiler
+ * compiles them). Throws an Error whose message is ready for the user.
  */
-export async function resolveCliPlacement(arg: string, modelPath: string, options: CliPlacementOptions): Promise<CliPlacement> {
+export async function resolveCliPlacement(arg: string, model: LoadedModel, options: CliPlacementOptions): Promise<CliPlacement> {
   const preset = isPresetId(arg) ? arg : null
   // a bad file fails before the seconds of device probing
   const fileJson = preset === null ? await readPlacementFile(arg) : null
-  const loaded = await loadModel(modelPath, { tokenizerPath: options.tokenizerPath })
-  if (loaded.weights === null) throw new Error(`${modelPath}: the weights did not load`)
-  const model = { config: loaded.config, weights: loaded.weights }
   const t0 = performance.now()
   const devices = await discoverDevices()
   const usable = devices.filter((d) => d.status === 'ready').map((d) => d.id)
   options.log(`devices: ${usable.join(', ')} ready (probed in ${((performance.now() - t0) / 1000).toFixed(1)} s)`)
   if (preset !== null) return { placement: await presetPlacement(preset, model, devices, options), devices, preset }
-  const weights = weightInfoOf(model.weights)
+  const weights = weightInfoOfTypes(model.tensorTypes)
   const placement =
     options.prefillChunkTokens === undefined || fileJson === null || typeof fileJson !== 'object' || Array.isArray(fileJson)
       ? parseFile(arg, fileJson, model.config, devices, weights)

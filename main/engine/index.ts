@@ -3,6 +3,7 @@
  */
 export {
   loadModel,
+  readWeights,
   ModelFormatError,
   type LoadedModel,
   type ModelConfig,

@@ -1,3 +1,5 @@
+import { appendFileSync, closeSync, copyFileSync, openSync, writeSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadModel } from '../../main/engine/model'
 import { createReferenceState, referenceForward } from '../../main/engine/model'
@@ -156,6 +158,31 @@ describe('ModelWorkerClient (worker thread)', () => {
     const tmp = tempDir()
     try {
       await expect(openModelWorker(`${tmp.dir}/missing.gguf`, { cacheDir: tmp.dir })).rejects.toThrow(/missing\.gguf/)
+    } finally {
+      tmp.dispose()
+    }
+  })
+
+  it('parses the header once, on the caller\'s side: the worker reads only the weights, where the layout says', async () => {
+    const tmp = tempDir()
+    try {
+      const copy = join(tmp.dir, 'stories.gguf')
+      copyFileSync(sharedModel('stories260K/stories260K.gguf'), copy)
+      const header = await loadModel(copy, { weights: false })
+      // break the file's header (its magic) but not its size or weights: a second parse would fail on it
+      const fd = openSync(copy, 'r+')
+      writeSync(fd, Buffer.from('XXXX'), 0, 4, 0)
+      closeSync(fd)
+      await expect(loadModel(copy, { weights: false })).rejects.toThrow()
+      const client = await openModelWorker(header, { cacheDir: tmp.dir, threads: 1 })
+      try {
+        expect((await greedy(client, 8)).ids).toEqual(PUBLISHED_STORIES260K_IDS.slice(0, 8))
+      } finally {
+        await client.dispose()
+      }
+      // a file that changed size since its header was read is refused, naming it
+      appendFileSync(copy, Buffer.alloc(16))
+      await expect(openModelWorker(header, { cacheDir: tmp.dir })).rejects.toThrow(/stories\.gguf.*changed since its header was read/)
     } finally {
       tmp.dispose()
     }

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { ProtocolError } from '../../main/engine/runtime/errors'
 import { parseWorkerInit, parseWorkerRequest, parseWorkerResponse, requestIdOf } from '../../main/engine/runtime/model-worker/protocol'
+import { loadModel } from '../../main/engine/model'
 import { randomModel } from '../graph/random-model'
+import { sharedModel } from '../helpers/paths'
 
 describe('worker request validation', () => {
   it('accepts the three request kinds', () => {
@@ -34,14 +36,21 @@ describe('worker request validation', () => {
     expect(requestIdOf('junk')).toBeNull()
   })
 
-  it('validates the init data', () => {
+  it('validates the init data: the header\'s config and weight layout, limits, the cancel word', async () => {
+    const { config, layout } = await loadModel(sharedModel('stories260K/stories260K.gguf'), { weights: false })
     const cancel = new SharedArrayBuffer(4)
-    expect(parseWorkerInit({ modelPath: '/m.gguf', threads: 2, cancel })).toEqual({ modelPath: '/m.gguf', threads: 2, cancel })
-    expect(() => parseWorkerInit({ modelPath: '', cancel })).toThrow(ProtocolError)
-    expect(() => parseWorkerInit({ modelPath: '/m', maxContext: 0, cancel })).toThrow(ProtocolError)
-    expect(() => parseWorkerInit({ modelPath: '/m', cacheDir: 5, cancel })).toThrow(ProtocolError)
-    expect(() => parseWorkerInit({ modelPath: '/m' })).toThrow('init.cancel: expected a SharedArrayBuffer of one Int32')
-    expect(() => parseWorkerInit({ modelPath: '/m', cancel, prefillChunkTokens: 0 })).toThrow(ProtocolError)
+    const init = { config, layout, threads: 2, cancel }
+    expect(parseWorkerInit(structuredClone(init))).toEqual(init)
+    const bad = (patch: Record<string, unknown>): (() => unknown) => () => parseWorkerInit({ ...init, ...patch })
+    expect(bad({ config: { ...config, nHeads: 0 } })).toThrow('init.config.nHeads: 0 is out of range')
+    expect(bad({ config: { ...config, ropePairing: 'diagonal' } })).toThrow(ProtocolError)
+    expect(bad({ layout: { ...layout, finalNorm: { ...layout.finalNorm, file: 1 } } })).toThrow('init.layout.finalNorm.file: 1 is out of range [0, 0]')
+    expect(bad({ layout: { ...layout, tokenEmbedding: { ...layout.tokenEmbedding, offset: -4 } } })).toThrow(ProtocolError)
+    expect(bad({ layout: { ...layout, layers: [{ ...layout.layers[0], wq: undefined }] } })).toThrow('init.layout.layers[0].wq: expected an object')
+    expect(bad({ maxContext: 0 })).toThrow(ProtocolError)
+    expect(bad({ cacheDir: 5 })).toThrow(ProtocolError)
+    expect(bad({ cancel: undefined })).toThrow('init.cancel: expected a SharedArrayBuffer of one Int32')
+    expect(bad({ prefillChunkTokens: 0 })).toThrow(ProtocolError)
   })
 })
 
@@ -49,18 +58,18 @@ describe('worker response validation', () => {
   const { config } = randomModel({ seed: 1 })
   const info = { cacheHit: true, compileMs: 1, sessionMs: 2, graphPath: '/g.onnx' }
 
-  it('accepts a ready message with a valid config and rejects a tampered one', () => {
-    const ready = parseWorkerResponse({ type: 'ready', config, contextLength: 16, compileInfo: info }, null)
+  it('accepts a ready message within the model\'s context and rejects one past it', () => {
+    const ready = parseWorkerResponse({ type: 'ready', contextLength: 16, compileInfo: info }, config)
     expect(ready.type).toBe('ready')
-    expect(() => parseWorkerResponse({ type: 'ready', config: { ...config, nHeads: 0 }, contextLength: 16, compileInfo: info }, null)).toThrow(ProtocolError)
-    expect(() => parseWorkerResponse({ type: 'ready', config: { ...config, ropePairing: 'diagonal' }, contextLength: 16, compileInfo: info }, null)).toThrow(ProtocolError)
-    expect(() => parseWorkerResponse({ type: 'ready', config, contextLength: config.contextLength + 1, compileInfo: info }, null)).toThrow(ProtocolError)
+    expect(() => parseWorkerResponse({ type: 'ready', contextLength: config.contextLength + 1, compileInfo: info }, config)).toThrow(ProtocolError)
+    expect(() => parseWorkerResponse({ type: 'ready', contextLength: 16, compileInfo: { ...info, sessionMs: -1 } }, config)).toThrow(ProtocolError)
   })
 
   it('checks logits are a Float32Array of vocabulary length', () => {
-    expect(parseWorkerResponse({ type: 'logits', id: 1, logits: new Float32Array(5) }, 5).type).toBe('logits')
-    expect(() => parseWorkerResponse({ type: 'logits', id: 1, logits: new Float32Array(4) }, 5)).toThrow(ProtocolError)
-    expect(() => parseWorkerResponse({ type: 'logits', id: 1, logits: [1, 2, 3, 4, 5] }, 5)).toThrow(ProtocolError)
-    expect(() => parseWorkerResponse({ type: 'error', id: 1, error: 'boom' }, 5)).toThrow(ProtocolError)
+    const vocab = config.vocabSize
+    expect(parseWorkerResponse({ type: 'logits', id: 1, logits: new Float32Array(vocab) }, config).type).toBe('logits')
+    expect(() => parseWorkerResponse({ type: 'logits', id: 1, logits: new Float32Array(vocab - 1) }, config)).toThrow(ProtocolError)
+    expect(() => parseWorkerResponse({ type: 'logits', id: 1, logits: Array.from({ length: vocab }, () => 0) }, config)).toThrow(ProtocolError)
+    expect(() => parseWorkerResponse({ type: 'error', id: 1, error: 'boom' }, config)).toThrow(ProtocolError)
   })
 })

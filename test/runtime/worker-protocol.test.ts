@@ -3,15 +3,17 @@ import { describe, expect, it } from 'vitest'
 import { parseWorkerResponse, type WorkerResponse } from '../../main/engine/runtime/model-worker/protocol'
 import { startModelWorkerThread } from '../../main/engine/runtime/model-worker/model-worker-client'
 import { sharedModel, tempDir } from '../helpers/paths'
+import { loadModel } from '../../main/engine/model'
 
 describe('model worker message validation (live worker)', () => {
   it('answers malformed requests with a ProtocolError and keeps serving valid ones', async () => {
     const tmp = tempDir()
-    const worker = startModelWorkerThread({ modelPath: sharedModel('stories260K/stories260K.bin'), cacheDir: tmp.dir, threads: 1, maxContext: 8, cancel: new SharedArrayBuffer(4) })
+    const { config, layout } = await loadModel(sharedModel('stories260K/stories260K.bin'), { weights: false })
+    const worker = startModelWorkerThread({ config, layout, cacheDir: tmp.dir, threads: 1, maxContext: 8, cancel: new SharedArrayBuffer(4) })
     const inbox: WorkerResponse[] = []
     let wake: (() => void) | null = null
     worker.on('message', (m: unknown) => {
-      inbox.push(parseWorkerResponse(m, null))
+      inbox.push(parseWorkerResponse(m, config))
       wake?.()
     })
     const next = async (): Promise<WorkerResponse> => {

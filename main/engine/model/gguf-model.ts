@@ -12,7 +12,8 @@ import { GgufNeedMoreBytes, parseGguf, type GgufHeader, type GgufTensorInfo } fr
 import { GgufMetadata } from './gguf-metadata'
 import { buildGgufTokenizer, readGgufVocab } from './gguf-vocab'
 import { tensorToFloat32 } from './tensor'
-import type { Architecture, DenseDType, LayerWeights, LoadedModel, LoadOptions, ModelConfig, ModelWeights, Tensor } from './types'
+import type { Architecture, DenseDType, LoadedModel, LoadOptions, ModelConfig, Tensor } from './types'
+import { weightsFromBytes, type LayerSources, type TensorSource, type WeightLayout } from './weight-layout'
 
 /** general.architecture values we run, and their RoPE pairing (llama's converter permutes Q/K rows). */
 const ARCHITECTURES: Readonly<Record<Architecture, ModelConfig['ropePairing']>> = { llama: 'adjacent', qwen2: 'rotate-half' }
@@ -44,7 +45,8 @@ export async function loadGgufModel(path: string, options: LoadOptions = {}): Pr
       await readRange(fh, buf, 0, t.sizeBytes, t.absoluteOffset)
       return buf
     }
-    return await buildModel(path, header, wantWeights, tensorBytes)
+    const model = await buildModel(path, sizeBytes, header, tensorBytes)
+    return bytes === null ? model : { ...model, weights: weightsFromBytes(model.layout, [bytes]) }
   } finally {
     await fh.close()
   }
@@ -86,12 +88,8 @@ async function readHeader(fh: FileHandle, path: string, sizeBytes: number): Prom
   }
 }
 
-async function buildModel(
-  path: string,
-  header: GgufHeader,
-  wantWeights: boolean,
-  tensorBytes: (t: GgufTensorInfo) => Promise<Uint8Array>
-): Promise<LoadedModel> {
+/** The model described by a parsed header, without weights (the layout says where they are). */
+async function buildModel(path: string, sizeBytes: number, header: GgufHeader, tensorBytes: (t: GgufTensorInfo) => Promise<Uint8Array>): Promise<LoadedModel> {
   const fail = (detail: string): never => {
     throw new ModelFormatError(path, detail)
   }
@@ -113,38 +111,19 @@ async function buildModel(
     if (!ropeFreqFactors.every((f) => Number.isFinite(f) && f > 0)) fail('rope_freqs.weight holds a factor that is not a positive number')
   }
   const fullConfig: ModelConfig = { ...config, ropeFreqFactors }
-  const plan = planTensors(path, fullConfig, byName)
+  const layout = weightLayout(path, sizeBytes, fullConfig, byName)
 
   const tokenizer = buildGgufTokenizer(vocab, path)
   const stops = new Set<number>()
   for (const id of [vocab.eosId, vocab.eotId, ...tokenizer.extraStopIds]) if (id !== null) stops.add(id)
 
-  let weights: ModelWeights | null = null
-  if (wantWeights) {
-    const load = async (t: GgufTensorInfo): Promise<Tensor> => toTensor(t, await tensorBytes(t))
-    const tokenEmbedding = await load(plan.tokenEmbedding)
-    const layers: LayerWeights[] = []
-    for (const l of plan.layers) {
-      const opt = async (t: GgufTensorInfo | null): Promise<Tensor | null> => (t ? load(t) : null)
-      layers.push({
-        attnNorm: await load(l.attnNorm), wq: await load(l.wq), wk: await load(l.wk), wv: await load(l.wv), wo: await load(l.wo),
-        bq: await opt(l.bq), bk: await opt(l.bk), bv: await opt(l.bv),
-        ffnNorm: await load(l.ffnNorm), wGate: await load(l.wGate), wUp: await load(l.wUp), wDown: await load(l.wDown)
-      })
-    }
-    weights = {
-      tokenEmbedding,
-      layers,
-      finalNorm: await load(plan.finalNorm),
-      output: plan.output ? await load(plan.output) : tokenEmbedding
-    }
-  }
   const { quantization, tensorTypes } = describeQuantization(meta, header.tensors)
   return {
     path,
     format: 'gguf',
     config: fullConfig,
-    weights,
+    weights: null,
+    layout,
     tokenizer,
     chatTemplate: meta.string('tokenizer.chat_template'),
     quantization,
@@ -209,37 +188,15 @@ function expectShape(path: string, t: GgufTensorInfo, shape: readonly number[]):
   }
 }
 
-interface LayerPlan {
-  readonly attnNorm: GgufTensorInfo
-  readonly wq: GgufTensorInfo
-  readonly wk: GgufTensorInfo
-  readonly wv: GgufTensorInfo
-  readonly wo: GgufTensorInfo
-  readonly bq: GgufTensorInfo | null
-  readonly bk: GgufTensorInfo | null
-  readonly bv: GgufTensorInfo | null
-  readonly ffnNorm: GgufTensorInfo
-  readonly wGate: GgufTensorInfo
-  readonly wUp: GgufTensorInfo
-  readonly wDown: GgufTensorInfo
-}
-
-interface TensorPlan {
-  readonly tokenEmbedding: GgufTensorInfo
-  readonly finalNorm: GgufTensorInfo
-  readonly output: GgufTensorInfo | null
-  readonly layers: readonly LayerPlan[]
-}
-
-/** Finds every tensor the config needs and checks its shape. */
-function planTensors(path: string, c: ModelConfig, byName: ReadonlyMap<string, GgufTensorInfo>): TensorPlan {
-  const get = (name: string, shape: readonly number[]): GgufTensorInfo => {
+/** Finds every tensor the config needs, checks its shape, and lays the weights out (one file: this one). */
+function weightLayout(path: string, sizeBytes: number, c: ModelConfig, byName: ReadonlyMap<string, GgufTensorInfo>): WeightLayout {
+  const get = (name: string, shape: readonly number[]): TensorSource => {
     const t = byName.get(name)
     if (!t) throw new ModelFormatError(path, `tensor ${name} is missing`)
     expectShape(path, t, shape)
-    return t
+    return sourceOf(t)
   }
-  const optional = (name: string, shape: readonly number[], wanted: boolean): GgufTensorInfo | null => {
+  const optional = (name: string, shape: readonly number[], wanted: boolean): TensorSource | null => {
     if (!wanted) {
       if (byName.has(name)) throw new ModelFormatError(path, `tensor ${name} is present but blk.0 has no q/k/v biases`)
       return null
@@ -252,7 +209,7 @@ function planTensors(path: string, c: ModelConfig, byName: ReadonlyMap<string, G
   }
   const qDim = c.nHeads * c.headDim
   const kvDim = c.nKvHeads * c.headDim
-  const layers: LayerPlan[] = []
+  const layers: LayerSources[] = []
   for (let l = 0; l < c.nLayers; l++) {
     const p = `blk.${l}.`
     layers.push({
@@ -271,15 +228,22 @@ function planTensors(path: string, c: ModelConfig, byName: ReadonlyMap<string, G
     })
   }
   return {
+    files: [{ path, sizeBytes }],
     tokenEmbedding: get('token_embd.weight', [c.vocabSize, c.dim]),
+    layers,
     finalNorm: get('output_norm.weight', [c.dim]),
-    output: c.tiedEmbeddings ? null : get('output.weight', [c.vocabSize, c.dim]),
-    layers
+    output: c.tiedEmbeddings ? null : get('output.weight', [c.vocabSize, c.dim])
   }
 }
 
 function isDense(e: string): e is DenseDType {
   return e === 'f32' || e === 'f16' || e === 'bf16'
+}
+
+/** Where a tensor lies in the file, and its encoding (shape outer-first). */
+function sourceOf(t: GgufTensorInfo): TensorSource {
+  const e = t.type.encoding
+  return { name: t.name, shape: [...t.dims].reverse(), encoding: isDense(e) ? { kind: 'dense', dtype: e } : { kind: 'ggml', dtype: e }, file: 0, offset: t.absoluteOffset, byteLength: t.sizeBytes }
 }
 
 /** A Tensor viewing `bytes` (exactly the tensor's data) in its file encoding. */

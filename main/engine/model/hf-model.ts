@@ -7,9 +7,10 @@ import { isRecord, readInteger, readNumber, type Fail } from '../../common/reade
 import { existsSync, statSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { ModelFormatError } from './errors'
-import { readSafetensors, readSafetensorsHeader, type SafetensorsEntry } from './safetensors'
+import { readSafetensorsHeader, type SafetensorsEntry } from './safetensors'
 import { MAX_HF_VOCAB, loadHfTokenizer, readJsonFile } from './tokenizer/hf-tokenizer'
-import type { Architecture, LayerWeights, Llama3RopeScaling, LoadOptions, LoadedModel, ModelConfig, ModelWeights, Tensor } from './types'
+import type { Architecture, Llama3RopeScaling, LoadOptions, LoadedModel, ModelConfig } from './types'
+import { readWeights, type LayerSources, type TensorSource, type WeightLayout } from './weight-layout'
 
 /** Largest model.safetensors.index.json read. */
 export const MAX_INDEX_JSON_BYTES = 64 * 1024 * 1024
@@ -172,125 +173,75 @@ function weightFiles(folder: string): Map<string, string> {
   return map
 }
 
-/** Every tensor by name, from each shard's header (and data when `withData`). */
-function readTensors(
-  folder: string,
-  withData: boolean
-): { entries: Map<string, SafetensorsEntry & { file: string }>; tensors: Map<string, Tensor> } {
+/** Every tensor by name, from each shard's header (the data is read later, from the layout). */
+function readEntries(folder: string): Map<string, SafetensorsEntry & { file: string; fileSizeBytes: number }> {
   const files = weightFiles(folder)
-  const entries = new Map<string, SafetensorsEntry & { file: string }>()
-  const tensors = new Map<string, Tensor>()
+  const entries = new Map<string, SafetensorsEntry & { file: string; fileSizeBytes: number }>()
   for (const file of new Set(files.values())) {
-    const read = withData ? readSafetensors(file) : { header: readSafetensorsHeader(file), tensors: null }
-    for (const e of read.header.entries.values()) {
+    const header = readSafetensorsHeader(file)
+    for (const e of header.entries.values()) {
       const listed = files.get(e.name)
       if (listed !== undefined && listed !== file) continue
-      entries.set(e.name, { ...e, file })
-      const t = read.tensors?.get(e.name)
-      if (t) tensors.set(e.name, t)
+      entries.set(e.name, { ...e, file, fileSizeBytes: header.fileSizeBytes })
     }
   }
   for (const [name, file] of files) {
     if (!entries.has(name)) throw new ModelFormatError(file, `tensor "${name}" is listed in ${INDEX_FILE} but not stored here`)
   }
-  return { entries, tensors }
+  return entries
 }
 
-/** Tensor names chosen for one model (validated for presence and shape). */
-interface TensorPlan {
-  readonly embedding: string
-  /** null when tied: the output is the embedding tensor itself */
-  readonly output: string | null
-  readonly finalNorm: string
-  readonly layers: readonly { readonly [K in keyof LayerWeights]: LayerWeights[K] extends Tensor ? string : string | null }[]
-}
-
-/** Checks presence and shape of every tensor the config needs, then assembles ModelWeights (or null). */
-function assembleWeights(
-  folder: string,
-  config: ModelConfig,
-  withData: boolean
-): { weights: ModelWeights | null; tied: boolean; dtypes: string[] } {
-  const { entries, tensors } = readTensors(folder, withData)
+/** Checks presence and shape of every tensor the config needs and lays the weights out over the shards. */
+function weightLayout(folder: string, config: ModelConfig): { layout: WeightLayout; dtypes: string[] } {
+  const entries = readEntries(folder)
+  const files: { path: string; sizeBytes: number }[] = []
   const used = new Set<string>()
-  const need = (name: string, shape: readonly number[]): string => {
+  const need = (name: string, shape: readonly number[]): TensorSource => {
     const e = entries.get(name)
     if (!e) throw new ModelFormatError(folder, `tensor "${name}" is missing from the safetensors files`)
     if (e.shape.length !== shape.length || e.shape.some((d, i) => d !== shape[i])) {
       throw new ModelFormatError(e.file, `tensor "${name}" has shape [${e.shape.join(', ')}], expected [${shape.join(', ')}]`)
     }
     used.add(e.dtype)
-    return name
+    let file = files.findIndex((f) => f.path === e.file)
+    if (file < 0) file = files.push({ path: e.file, sizeBytes: e.fileSizeBytes }) - 1
+    return { name, shape: e.shape, encoding: { kind: 'dense', dtype: e.dtype }, file, offset: e.begin, byteLength: e.end - e.begin }
   }
   const { dim, hiddenDim, vocabSize } = config
   const qDim = config.nHeads * config.headDim
   const kvDim = config.nKvHeads * config.headDim
   const hasEmbed = entries.has('model.embed_tokens.weight')
   const hasHead = entries.has('lm_head.weight')
-  let embedding: string
-  let output: string | null = null
+  let tokenEmbedding: TensorSource
+  let output: TensorSource | null = null
   if (config.tiedEmbeddings && (hasEmbed || hasHead)) {
     // Some exports (TinyStories-656K) store only lm_head.weight for the tied pair.
-    embedding = need(hasEmbed ? 'model.embed_tokens.weight' : 'lm_head.weight', [vocabSize, dim])
+    tokenEmbedding = need(hasEmbed ? 'model.embed_tokens.weight' : 'lm_head.weight', [vocabSize, dim])
   } else {
-    embedding = need('model.embed_tokens.weight', [vocabSize, dim])
+    tokenEmbedding = need('model.embed_tokens.weight', [vocabSize, dim])
     if (!hasHead) throw new ModelFormatError(folder, 'tie_word_embeddings is false but lm_head.weight is missing')
     output = need('lm_head.weight', [vocabSize, dim])
   }
-  const plan: TensorPlan = {
-    embedding,
-    output,
-    finalNorm: need('model.norm.weight', [dim]),
-    layers: Array.from({ length: config.nLayers }, (_, l) => {
-      const p = `model.layers.${l}.`
-      const bias = (name: string, n: number): string | null => (config.qkvBias ? need(p + name, [n]) : null)
-      return {
-        attnNorm: need(p + 'input_layernorm.weight', [dim]),
-        wq: need(p + 'self_attn.q_proj.weight', [qDim, dim]),
-        wk: need(p + 'self_attn.k_proj.weight', [kvDim, dim]),
-        wv: need(p + 'self_attn.v_proj.weight', [kvDim, dim]),
-        wo: need(p + 'self_attn.o_proj.weight', [dim, qDim]),
-        bq: bias('self_attn.q_proj.bias', qDim),
-        bk: bias('self_attn.k_proj.bias', kvDim),
-        bv: bias('self_attn.v_proj.bias', kvDim),
-        ffnNorm: need(p + 'post_attention_layernorm.weight', [dim]),
-        wGate: need(p + 'mlp.gate_proj.weight', [hiddenDim, dim]),
-        wUp: need(p + 'mlp.up_proj.weight', [hiddenDim, dim]),
-        wDown: need(p + 'mlp.down_proj.weight', [dim, hiddenDim])
-      }
-    })
-  }
-  const tied = plan.output === null
-  const dtypes = [...used].sort()
-  if (!withData) return { weights: null, tied, dtypes }
-  const get = (name: string): Tensor => {
-    const t = tensors.get(name)
-    if (!t) throw new Error(`internal: tensor ${name} has no data after header validation`)
-    return t
-  }
-  const opt = (name: string | null): Tensor | null => (name === null ? null : get(name))
-  const tokenEmbedding = get(plan.embedding)
-  const layers: LayerWeights[] = plan.layers.map((l) => ({
-    attnNorm: get(l.attnNorm),
-    wq: get(l.wq),
-    wk: get(l.wk),
-    wv: get(l.wv),
-    wo: get(l.wo),
-    bq: opt(l.bq),
-    bk: opt(l.bk),
-    bv: opt(l.bv),
-    ffnNorm: get(l.ffnNorm),
-    wGate: get(l.wGate),
-    wUp: get(l.wUp),
-    wDown: get(l.wDown)
-  }))
-  const weights: ModelWeights = {
-    tokenEmbedding,
-    layers,
-    finalNorm: get(plan.finalNorm),
-    output: plan.output === null ? tokenEmbedding : get(plan.output)
-  }
-  return { weights, tied, dtypes }
+  const layers = Array.from({ length: config.nLayers }, (_, l): LayerSources => {
+    const p = `model.layers.${l}.`
+    const bias = (name: string, n: number): TensorSource | null => (config.qkvBias ? need(p + name, [n]) : null)
+    return {
+      attnNorm: need(p + 'input_layernorm.weight', [dim]),
+      wq: need(p + 'self_attn.q_proj.weight', [qDim, dim]),
+      wk: need(p + 'self_attn.k_proj.weight', [kvDim, dim]),
+      wv: need(p + 'self_attn.v_proj.weight', [kvDim, dim]),
+      wo: need(p + 'self_attn.o_proj.weight', [dim, qDim]),
+      bq: bias('self_attn.q_proj.bias', qDim),
+      bk: bias('self_attn.k_proj.bias', kvDim),
+      bv: bias('self_attn.v_proj.bias', kvDim),
+      ffnNorm: need(p + 'post_attention_layernorm.weight', [dim]),
+      wGate: need(p + 'mlp.gate_proj.weight', [hiddenDim, dim]),
+      wUp: need(p + 'mlp.up_proj.weight', [hiddenDim, dim]),
+      wDown: need(p + 'mlp.down_proj.weight', [dim, hiddenDim])
+    }
+  })
+  const finalNorm = need('model.norm.weight', [dim])
+  return { layout: { files, tokenEmbedding, layers, finalNorm, output }, dtypes: [...used].sort() }
 }
 
 /** eos/bos ids from generation_config.json (optional). */
@@ -332,7 +283,8 @@ export async function loadHfModel(folder: string, options: LoadOptions = {}): Pr
       `tokenizer has ${tokenizer.vocabSize} tokens but config.json vocab_size is ${hf.config.vocabSize}`
     )
   }
-  const { weights, tied, dtypes } = assembleWeights(folder, hf.config, options.weights ?? true)
+  const { layout, dtypes } = weightLayout(folder, hf.config)
+  const tied = layout.output === null
   const stops = new Set<number>(eosCandidates)
   if (tokenizer.eosId !== null) stops.add(tokenizer.eosId)
   for (const id of tokenizer.extraStopIds) stops.add(id)
@@ -344,7 +296,8 @@ export async function loadHfModel(folder: string, options: LoadOptions = {}): Pr
     path: folder,
     format: 'hf',
     config: { ...hf.config, tiedEmbeddings: tied },
-    weights,
+    weights: options.weights === false ? null : readWeights(layout),
+    layout,
     tokenizer,
     chatTemplate,
     quantization: upper.length === 1 ? upper[0] : `mixed (${dtypes.join(', ')})`,

@@ -10,7 +10,8 @@ import { ModelFormatError } from './errors'
 import { readFileBytes } from './safetensors'
 import { MAX_LLAMA2C_VOCAB, loadLlama2cTokenizer } from './tokenizer/llama2c-tokenizer'
 import type { Tokenizer } from './tokenizer/types'
-import type { LayerWeights, LoadOptions, LoadedModel, ModelConfig, ModelWeights, Tensor } from './types'
+import type { LoadOptions, LoadedModel, ModelConfig } from './types'
+import { weightsFromBytes, type LayerSources, type TensorSource, type WeightLayout } from './weight-layout'
 
 // Limits on header fields, generous for any llama2.c export (Llama 2 70B: dim 8192, hidden 28672, 80 layers).
 /** Largest residual width. */
@@ -147,35 +148,31 @@ function configOf(h: Header): ModelConfig {
 }
 
 /** Hands out consecutive tensors from the weight bytes (views, no copies, except unaligned Q8 scales). */
-function weightCursor(bytes: Uint8Array, start: number, groupSize: number) {
+/** Lays tensors out one after another from `start`, in file order: f32 tensors, or Q8_0 int8 values then their scales. */
+function layoutCursor(start: number, groupSize: number) {
   let offset = start
-  const f32 = (name: string, shape: number[]): Tensor => {
-    const n = shape.reduce((a, b) => a * b, 1) * F32_BYTES
-    const t: Tensor = { name, shape, data: { kind: 'dense', dtype: 'f32', bytes: bytes.subarray(offset, offset + n) } }
-    offset += n
-    return t
+  const f32 = (name: string, shape: number[]): TensorSource => {
+    const byteLength = shape.reduce((a, b) => a * b, 1) * F32_BYTES
+    const s: TensorSource = { name, shape, encoding: { kind: 'dense', dtype: 'f32' }, file: 0, offset, byteLength }
+    offset += byteLength
+    return s
   }
-  const q8 = (name: string, shape: number[]): Tensor => {
+  const q8 = (name: string, shape: number[]): TensorSource => {
     const n = shape[0] * shape[1]
-    const values = new Int8Array(bytes.buffer, bytes.byteOffset + offset, n)
-    offset += n
-    const nGroups = n / groupSize
-    const at = bytes.byteOffset + offset
-    const scales =
-      at % F32_BYTES === 0
-        ? new Float32Array(bytes.buffer, at, nGroups)
-        : new Float32Array(bytes.slice(offset, offset + nGroups * F32_BYTES).buffer)
-    offset += nGroups * F32_BYTES
-    return { name, shape, data: { kind: 'int8-groups', values, scales, groupSize } }
+    const values = offset
+    const scalesOffset = values + n
+    offset = scalesOffset + (n / groupSize) * F32_BYTES
+    return { name, shape, encoding: { kind: 'int8-groups', groupSize, scalesOffset }, file: 0, offset: values, byteLength: n }
   }
   return { f32, q8, skip: (n: number): void => void (offset += n), get offset(): number { return offset } }
 }
 
-function buildWeights(h: Header, bytes: Uint8Array): ModelWeights {
-  const cur = weightCursor(bytes, h.headerBytes, h.groupSize)
+/** Where every weight lies in a checkpoint of `sizeBytes` bytes with header `h` (the file is this one). */
+function weightLayout(h: Header, path: string, sizeBytes: number): WeightLayout {
+  const cur = layoutCursor(h.headerBytes, h.groupSize)
   const { matrices } = layout(h)
   const L = h.nLayers
-  const perLayer = (name: string, shape: number[], take: (n: string, s: number[]) => Tensor): Tensor[] =>
+  const perLayer = (name: string, shape: number[], take: (n: string, s: number[]) => TensorSource): TensorSource[] =>
     Array.from({ length: L }, (_, l) => take(`layers.${l}.${name}`, shape))
   const shapeOf = (name: string): number[] => {
     const m = matrices.find((x) => x.name === name)
@@ -183,7 +180,7 @@ function buildWeights(h: Header, bytes: Uint8Array): ModelWeights {
     return [m.rows, m.cols]
   }
   const mat = h.version === 2 ? cur.q8 : cur.f32
-  const norms = (name: string): Tensor[] => perLayer(name, [h.dim], cur.f32)
+  const norms = (name: string): TensorSource[] => perLayer(name, [h.dim], cur.f32)
   // Legacy order: embedding, attention norms, wq..wo, ffn norms, w1..w3, final norm, RoPE tables.
   // Versions 1/2: all norms first (f32 even in Q8_0 files), then embedding and the matrices.
   const legacy = h.version === 0
@@ -201,9 +198,9 @@ function buildWeights(h: Header, bytes: Uint8Array): ModelWeights {
   const finalNorm = early ? early.finalNorm : cur.f32('norm.weight', [h.dim])
   // freq_cis_real + freq_cis_imag: (seq_len, head_size/2) each; RoPE is recomputed instead.
   if (legacy) cur.skip(h.seqLen * (h.dim / h.nHeads) * F32_BYTES)
-  const output = h.shared ? embedding : mat('output.weight', shapeOf('output'))
-  if (cur.offset !== bytes.byteLength) throw new Error(`internal: weights end at ${cur.offset}, file has ${bytes.byteLength}`)
-  const layers: LayerWeights[] = Array.from({ length: L }, (_, l) => ({
+  const output = h.shared ? null : mat('output.weight', shapeOf('output'))
+  if (cur.offset !== sizeBytes) throw new Error(`internal: weights end at ${cur.offset}, file has ${sizeBytes}`)
+  const layers: LayerSources[] = Array.from({ length: L }, (_, l) => ({
     attnNorm: attnNorm[l],
     wq: wq[l],
     wk: wk[l],
@@ -217,7 +214,7 @@ function buildWeights(h: Header, bytes: Uint8Array): ModelWeights {
     wUp: w3[l],
     wDown: w2[l]
   }))
-  return { tokenEmbedding: embedding, layers, finalNorm, output }
+  return { files: [{ path, sizeBytes }], tokenEmbedding: embedding, layers, finalNorm, output }
 }
 
 /** The tokenizer from `tokenizerPath`, else the first tok*.bin beside the model holding exactly vocabSize tokens. */
@@ -277,11 +274,13 @@ export async function loadLlama2cModel(path: string, options: LoadOptions = {}):
   }
   const tokenizer = findTokenizer(path, header.vocabSize, options.tokenizerPath)
   const quantized = header.version === 2
+  const weightsAt = weightLayout(header, path, sizeBytes)
   return {
     path,
     format: 'llama2c',
     config: configOf(header),
-    weights: withWeights ? buildWeights(header, bytes) : null,
+    weights: withWeights ? weightsFromBytes(weightsAt, [bytes]) : null,
+    layout: weightsAt,
     tokenizer,
     chatTemplate: null,
     quantization: quantized ? `Q8_0 (int8 groups of ${header.groupSize}, f32 norms)` : 'F32',

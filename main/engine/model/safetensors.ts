@@ -185,8 +185,3 @@ export function parseSafetensors(bytes: Uint8Array, file: string): { header: Saf
   }
   return { header, tensors }
 }
-
-/** Reads a safetensors file and returns its tensors (views into one buffer holding the file). */
-export function readSafetensors(path: string): { header: SafetensorsHeader; tensors: Map<string, Tensor> } {
-  return parseSafetensors(readFileBytes(path), path)
-}

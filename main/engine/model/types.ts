@@ -3,6 +3,7 @@
  * stage (reference forward, graph compiler, runtime) consumes.
  */
 import type { Tokenizer } from './tokenizer/types'
+import type { WeightLayout } from './weight-layout'
 
 /** Architectures the engine can run; the registry maps file metadata onto these. */
 export type Architecture = 'llama' | 'qwen2'
@@ -124,6 +125,8 @@ export interface LoadedModel {
   readonly config: ModelConfig
   /** null when loaded with `{ weights: false }` */
   readonly weights: ModelWeights | null
+  /** where the weights lie in the model's files (readWeights reads them without parsing the header again) */
+  readonly layout: WeightLayout
   readonly tokenizer: Tokenizer
   /** Jinja chat template source, when the model ships one */
   readonly chatTemplate: string | null

@@ -39,10 +39,13 @@ export class TextModel {
     this.generator = new GenerationLoop(runner, info.tokenizer, info.config.vocabSize)
   }
 
-  /** Loads `path` (file or HF folder), compiles or reuses its graph, and starts its worker. */
-  static async open(path: string, options: OpenModelOptions = {}): Promise<TextModel> {
-    const info = await loadModel(path, { tokenizerPath: options.tokenizerPath, weights: false })
-    const runner = await openModelWorker(path, options)
+  /**
+   * Opens a model — a path (file or HF folder) whose header is parsed here, or a header already parsed —
+   * compiles or reuses its graph and starts its worker, which reads only the weights.
+   */
+  static async open(model: string | LoadedModel, options: OpenModelOptions = {}): Promise<TextModel> {
+    const info = typeof model === 'string' ? await loadModel(model, { tokenizerPath: options.tokenizerPath, weights: false }) : model
+    const runner = await openModelWorker(info, options)
     return new TextModel(info, runner)
   }
 

@@ -8,14 +8,14 @@ import type { DeviceInfo } from '../../devices'
 import type { Placement } from '../../plan'
 import { ContextOverflowError, ForwardCancelledError, ProtocolError, WorkerExitedError } from '../errors'
 import type { CompileInfo } from '../session/open-cached-graph'
-import type { ModelConfig } from '../../model'
+import { loadModel, type LoadedModel, type ModelConfig } from '../../model'
 import { MAX_FORWARD_TOKENS, parseWorkerResponse, type WireError, type WorkerInit, type WorkerRequest } from './protocol'
 import { startWorkerThread, workerEntryUrl } from '../worker-thread'
 import { UsageBoard, type DeviceUsage } from '../usage'
 
 /** Options for openModelWorker. */
 export interface ModelWorkerOptions {
-  /** tokenizer for llama2.c checkpoints (default: tok*.bin beside the model) */
+  /** tokenizer for llama2.c checkpoints when a path is given (default: tok*.bin beside the model) */
   readonly tokenizerPath?: string
   /** compiled-graph cache folder (default: $TANDEM_CACHE_DIR, $XDG_CACHE_HOME/tandem/graphs, ~/.cache/tandem/graphs) */
   readonly cacheDir?: string
@@ -79,7 +79,6 @@ type RequestBody =
 
 /** What the worker reports once its engine is up. */
 interface Ready {
-  readonly config: ModelConfig
   readonly contextLength: number
   readonly compileInfo: CompileInfo
   readonly usageDevices: readonly string[]
@@ -90,14 +89,22 @@ interface Pending {
   reject(err: Error): void
 }
 
-/** Starts a worker for `modelPath`, waits until its graph is compiled (or loaded) and its session open. */
-export async function openModelWorker(modelPath: string, options: ModelWorkerOptions = {}): Promise<ModelWorkerClient> {
+/** What the worker needs of a model: the config and weight layout of its header (LoadedModel has both). */
+export type ModelHeader = Pick<LoadedModel, 'config' | 'layout'>
+
+/**
+ * Starts a worker for a model — its header as already parsed, or a path whose header is parsed here, once —
+ * and waits until its graph is compiled (or loaded) and its session open. The worker reads only the weights.
+ */
+export async function openModelWorker(model: string | ModelHeader, options: ModelWorkerOptions = {}): Promise<ModelWorkerClient> {
   if (options.placement !== undefined && options.devices === undefined) throw new RangeError('a placement needs the device list it was made for (options.devices)')
+  const header = typeof model === 'string' ? await loadModel(model, { tokenizerPath: options.tokenizerPath, weights: false }) : model
+  const config = header.config
   const board = new UsageBoard()
   const cancel = new Int32Array(new SharedArrayBuffer(4))
   const init: WorkerInit = {
-    modelPath,
-    tokenizerPath: options.tokenizerPath,
+    config,
+    layout: header.layout,
     cacheDir: options.cacheDir,
     threads: options.threads,
     maxContext: options.maxContext,
@@ -111,7 +118,6 @@ export async function openModelWorker(modelPath: string, options: ModelWorkerOpt
   const pending = new Map<number, Pending>()
   let nextId = 1
   let exitError: Error | null = null
-  let vocabSize: number | null = null
   let onReady: ((r: Ready) => void) | null = null
   let onInitError: ((err: Error) => void) | null = null
 
@@ -125,14 +131,13 @@ export async function openModelWorker(modelPath: string, options: ModelWorkerOpt
   worker.on('message', (raw: unknown) => {
     let msg
     try {
-      msg = parseWorkerResponse(raw, vocabSize)
+      msg = parseWorkerResponse(raw, config)
     } catch (err) {
       failAll(err instanceof Error ? err : new ProtocolError(String(err)))
       void worker.terminate()
       return
     }
     if (msg.type === 'ready') {
-      vocabSize = msg.config.vocabSize
       onReady?.(msg)
       return
     }
@@ -176,7 +181,7 @@ export async function openModelWorker(modelPath: string, options: ModelWorkerOpt
 
   let disposed = false
   return {
-    config: ready.config,
+    config,
     contextLength: ready.contextLength,
     compileInfo: ready.compileInfo,
     placement: options.placement ?? null,

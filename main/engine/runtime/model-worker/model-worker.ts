@@ -1,13 +1,13 @@
 /**
- * @file Model worker entry: loads the model, then either compiles its graph (or reuses the cached one) and
- * opens the single CPU session (no placement, or one that puts everything on one CPU device: the fast
- * path, SingleSessionEngine), or starts the heterogeneous runtime for the placement (DeviceWorkersEngine: one device
+ * @file Model worker entry: reads the weights where the caller's header parse says they are, then, as
+ * chooseEngine decides, either opens the single CPU session on the model's graph (compiled, or reused from
+ * the cache: SingleSessionEngine) or starts the device workers of the placement (DeviceWorkersEngine, one
  * worker per device, coordinated from here). Serves forward / truncate / dispose requests one at a time.
  * onnxruntime-node's run() blocks its thread, which is why this lives in a worker: the caller's thread
  * stays responsive. Busy time goes to the runner's shared usage board, read by the caller at will.
  */
 import { parentPort, workerData } from 'node:worker_threads'
-import { loadModel, type ModelConfig } from '../../model'
+import { readWeights, type ModelConfig } from '../../model'
 import { defaultPrefillChunkTokens, maxPrefillChunkTokens, parsePlacement, weightInfoOf } from '../../plan'
 import { chooseEngine } from '../engine-choice'
 import type { ForwardEngine } from '../forward'
@@ -34,20 +34,20 @@ function prefillChunkOf(config: ModelConfig, tokens: number | undefined): number
 }
 
 async function start(init: WorkerInit): Promise<ForwardEngine> {
-  const model = await loadModel(init.modelPath, { tokenizerPath: init.tokenizerPath })
-  if (!model.weights) throw new Error(`${init.modelPath}: loaded without weights`)
-  const c = model.config
+  // the caller parsed the header; only the weights are read here
+  const weights = readWeights(init.layout)
+  const c = init.config
   const { contextLength, ropeTableLength } = resolveContext(c, init.maxContext)
-  const compilable = { config: c, weights: model.weights }
+  const compilable = { config: c, weights }
   const board = new UsageBoard(init.usage)
-  const placement = init.placement === undefined ? null : parsePlacement(init.placement, c, init.devices ?? [], weightInfoOf(model.weights))
+  const placement = init.placement === undefined ? null : parsePlacement(init.placement, c, init.devices ?? [], weightInfoOf(weights))
   const choice = placement === null ? null : chooseEngine(placement, c, init.devices ?? [])
   if (placement === null || choice?.kind === 'single-session') {
     const { session, info } = await openCachedGraph(compilable, { cacheDir: init.cacheDir, threads: init.threads, graph: { ropeTableLength } })
     const prefillChunkTokens = placement?.prefillChunkTokens ?? prefillChunkOf(c, init.prefillChunkTokens)
     const engine = new SingleSessionEngine(compilable, session, { contextLength, prefillChunkTokens, usage: { board, slot: 0 } })
     const device = choice?.kind === 'single-session' ? choice.device.id : 'cpu'
-    post({ type: 'ready', config: c, contextLength, compileInfo: info, usageDevices: [device] })
+    post({ type: 'ready', contextLength, compileInfo: info, usageDevices: [device] })
     return engine
   }
   const engine = await DeviceWorkersEngine.create(compilable, placement, { contextLength, devices: init.devices ?? [], threads: init.threads, graph: { ropeTableLength }, cacheDir: init.cacheDir, usage: board })
@@ -58,7 +58,7 @@ async function start(init: WorkerInit): Promise<ForwardEngine> {
     sessionMs: Math.max(0, s.setupMs - s.compileMs),
     graphPath: `${s.cacheDir} (${s.graphs} graphs on ${engine.deviceIds.join(', ')}, ${s.cacheHits} from the cache)`
   }
-  post({ type: 'ready', config: c, contextLength, compileInfo, usageDevices: engine.deviceIds })
+  post({ type: 'ready', contextLength, compileInfo, usageDevices: engine.deviceIds })
   return engine
 }
 

@@ -5,7 +5,7 @@
  */
 import { FieldReader, failWith, isRecord } from '../../../common/reader'
 import { MAX_DEVICE_ID_LENGTH, readDeviceList, type DeviceInfo } from '../../devices'
-import { readModelConfig, type ModelConfig } from '../../model'
+import { readModelConfig, readWeightLayout, type ModelConfig, type WeightLayout } from '../../model'
 import { ProtocolError } from '../errors'
 import type { CompileInfo } from '../session/open-cached-graph'
 import { MAX_USAGE_DEVICES } from '../usage'
@@ -19,10 +19,13 @@ export const MAX_PATH_LENGTH = 4096
 /** Longest error message accepted on the wire (ORT's can list whole graphs). */
 const MAX_WIRE_MESSAGE_LENGTH = 1 << 20
 
-/** What the worker needs to start (sent as workerData). */
+/**
+ * What the worker needs to start (sent as workerData): the model as the caller's header parse found it (its
+ * config, and where its weights lie), so the worker reads the weights without parsing the header again.
+ */
 export interface WorkerInit {
-  readonly modelPath: string
-  readonly tokenizerPath?: string
+  readonly config: ModelConfig
+  readonly layout: WeightLayout
   readonly cacheDir?: string
   readonly threads?: number
   readonly maxContext?: number
@@ -54,7 +57,6 @@ export interface WireError {
 export type WorkerResponse =
   | {
       readonly type: 'ready'
-      readonly config: ModelConfig
       readonly contextLength: number
       readonly compileInfo: CompileInfo
       /** the devices in use, in usage-board slot order (a missing field reads as none) */
@@ -75,8 +77,8 @@ export function parseWorkerInit(v: unknown): WorkerInit {
   const cancel = r.raw('cancel')
   if (!(cancel instanceof SharedArrayBuffer) || cancel.byteLength !== 4) return r.reject('cancel', 'expected a SharedArrayBuffer of one Int32')
   return {
-    modelPath: r.string('modelPath', MAX_PATH_LENGTH),
-    tokenizerPath: r.optionalString('tokenizerPath', MAX_PATH_LENGTH),
+    config: readModelConfig(fail, r.at('config'), r.raw('config')),
+    layout: readWeightLayout(fail, r.at('layout'), r.raw('layout')),
     cacheDir: r.optionalString('cacheDir', MAX_PATH_LENGTH),
     threads: r.optionalInt('threads', 0, 1024),
     maxContext: r.optionalInt('maxContext', 1, MAX_POSITION),
@@ -114,16 +116,14 @@ function readWireError(r: FieldReader): WireError {
   return { name: e.text('name', MAX_PATH_LENGTH), message: e.text('message', MAX_WIRE_MESSAGE_LENGTH) }
 }
 
-/** Validates a response; `vocabSize` (once known) checks the logits length. */
-export function parseWorkerResponse(v: unknown, vocabSize: number | null): WorkerResponse {
+/** Validates a response from the worker of a model with `config` (logits length, context length). */
+export function parseWorkerResponse(v: unknown, config: ModelConfig): WorkerResponse {
   const r = new FieldReader(fail, 'response', v)
   switch (r.choice('type', ['ready', 'init-error', 'logits', 'done', 'error'])) {
     case 'ready': {
-      const config = readModelConfig(fail, r.at('config'), r.raw('config'))
       const info = r.record('compileInfo')
       return {
         type: 'ready',
-        config,
         contextLength: r.int('contextLength', 1, config.contextLength),
         compileInfo: { cacheHit: info.bool('cacheHit'), compileMs: info.number('compileMs', 0, Infinity), sessionMs: info.number('sessionMs', 0, Infinity), graphPath: info.string('graphPath', MAX_PATH_LENGTH) },
         usageDevices: r.raw('usageDevices') === undefined ? [] : r.strings('usageDevices', MAX_USAGE_DEVICES, MAX_DEVICE_ID_LENGTH)
@@ -134,7 +134,7 @@ export function parseWorkerResponse(v: unknown, vocabSize: number | null): Worke
     case 'logits': {
       const logits = r.raw('logits')
       if (!(logits instanceof Float32Array)) return r.reject('logits', 'expected a Float32Array')
-      if (vocabSize !== null && logits.length !== vocabSize) r.reject('logits', `expected ${vocabSize} logits, got ${logits.length}`)
+      if (logits.length !== config.vocabSize) r.reject('logits', `expected ${config.vocabSize} logits, got ${logits.length}`)
       return { type: 'logits', id: r.int('id', 0, Number.MAX_SAFE_INTEGER), logits }
     }
     case 'done':

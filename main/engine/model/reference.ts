@@ -28,10 +28,23 @@ export interface ReferenceOptions {
   readonly int8Activations?: (t: Tensor) => Int8ActivationPlan | null
 }
 
-/** Activation buffers and the KV cache, sized once from the config (llama2.c's RunState). */
+/**
+ * Activation buffers and the KV cache, sized once from the config (llama2.c's RunState), and the state's
+ * own caches of what it derives from the weights.
+ */
 export interface ReferenceState {
   readonly maxSeqLen: number
   readonly options: ReferenceOptions
+  /**
+   * each weight as f32, decoded on first use: the oracle computes in f32 from the values the graph encodes.
+   * A full copy per state, which is affordable because the oracle runs on test-sized models.
+   */
+  readonly dequantized: WeakMap<Tensor, Float32Array>
+  /**
+   * each weight's int8 plan, asked of options.int8Activations once (building one may repack the weight).
+   * Per state, not per tensor: another state over the same weights may have another callback, or none.
+   */
+  readonly plans: WeakMap<Tensor, Int8ActivationPlan | null>
   /** scratch for the int8-rounded input of a matmul: [max(dim, hiddenDim, qDim)] */
   readonly xq: Float32Array
   /** per layer: [maxSeqLen, nKvHeads*headDim] */
@@ -57,6 +70,8 @@ export function createReferenceState(config: ModelConfig, maxSeqLen: number, opt
   return {
     maxSeqLen,
     options,
+    dequantized: new WeakMap(),
+    plans: new WeakMap(),
     xq: new Float32Array(Math.max(config.dim, config.hiddenDim, qDim)),
     keyCache: Array.from({ length: config.nLayers }, () => new Float32Array(maxSeqLen * kvDim)),
     valueCache: Array.from({ length: config.nLayers }, () => new Float32Array(maxSeqLen * kvDim)),
@@ -74,14 +89,12 @@ export function createReferenceState(config: ModelConfig, maxSeqLen: number, opt
   }
 }
 
-// Quantized tensors are dequantized once and kept; the oracle computes in f32 from the same values
-// the quantized graph encodes.
-const dequantized = new WeakMap<Tensor, Float32Array>()
-function f32(t: Tensor): Float32Array {
-  let v = dequantized.get(t)
+/** The weight `t` as f32, dequantized once per state. */
+function f32(state: ReferenceState, t: Tensor): Float32Array {
+  let v = state.dequantized.get(t)
   if (!v) {
     v = tensorToFloat32(t)
-    dequantized.set(t, v)
+    state.dequantized.set(t, v)
   }
   return v
 }
@@ -127,24 +140,21 @@ export function roundToInt8Blocks(xq: Float32Array, x: Float32Array, n: number, 
   return xq
 }
 
-// The plan of each weight, asked once (building one may repack the weight).
-const plans = new WeakMap<Tensor, Int8ActivationPlan | null>()
-
 /** W (d,n) @ x (n,) -> out (d,) for a model weight, rounding x to int8 blocks first where the options say so. */
 function linear(state: ReferenceState, out: Float32Array, x: Float32Array, w: Tensor, n: number, d: number): void {
   const ask = state.options.int8Activations
   let plan: Int8ActivationPlan | null = null
   if (ask) {
-    const known = plans.get(w)
+    const known = state.plans.get(w)
     plan = known === undefined ? ask(w) : known
-    if (known === undefined) plans.set(w, plan)
+    if (known === undefined) state.plans.set(w, plan)
   }
   if (!plan) {
-    matmul(out, x, f32(w), n, d)
+    matmul(out, x, f32(state, w), n, d)
     return
   }
   const xq = roundToInt8Blocks(state.xq, x, n, plan.block)
-  matmul(out, xq, f32(w), n, d)
+  matmul(out, xq, f32(state, w), n, d)
   const mins = plan.minsT
   if (!mins) return
   for (let b = 0; b < n / plan.block; b++) {
@@ -154,9 +164,9 @@ function linear(state: ReferenceState, out: Float32Array, x: Float32Array, w: Te
   }
 }
 
-function addBias(out: Float32Array, b: Tensor | null): void {
+function addBias(state: ReferenceState, out: Float32Array, b: Tensor | null): void {
   if (!b) return
-  const bias = f32(b)
+  const bias = f32(state, b)
   for (let i = 0; i < bias.length; i++) out[i] += bias[i]
 }
 
@@ -209,19 +219,19 @@ export function referenceForward(
   const group = c.nHeads / c.nKvHeads
 
   // embed: x = tokenEmbedding[token]  [dim]
-  x.set(f32(w.tokenEmbedding).subarray(token * c.dim, (token + 1) * c.dim))
+  x.set(f32(state, w.tokenEmbedding).subarray(token * c.dim, (token + 1) * c.dim))
 
   for (let l = 0; l < c.nLayers; l++) {
     const L = w.layers[l]
     // attention norm: xb = rmsnorm(x)  [dim]
-    rmsnorm(xb, x, f32(L.attnNorm), c.normEps)
+    rmsnorm(xb, x, f32(state, L.attnNorm), c.normEps)
     // qkv: q [qDim], k [kvDim], v [kvDim] (+ biases for Qwen2)
     linear(state, q, xb, L.wq, c.dim, qDim)
     linear(state, k, xb, L.wk, c.dim, kvDim)
     linear(state, v, xb, L.wv, c.dim, kvDim)
-    addBias(q, L.bq)
-    addBias(k, L.bk)
-    addBias(v, L.bv)
+    addBias(state, q, L.bq)
+    addBias(state, k, L.bk)
+    addBias(state, v, L.bv)
     // rope on q (all heads) and k (kv heads)
     rope(c, state.invFreq, q, c.nHeads, pos)
     rope(c, state.invFreq, k, c.nKvHeads, pos)
@@ -251,7 +261,7 @@ export function referenceForward(
     linear(state, xb2, xb, L.wo, qDim, c.dim)
     for (let i = 0; i < c.dim; i++) x[i] += xb2[i]
     // ffn norm, then SwiGLU: x += down( silu(gate·xb) * (up·xb) )
-    rmsnorm(xb, x, f32(L.ffnNorm), c.normEps)
+    rmsnorm(xb, x, f32(state, L.ffnNorm), c.normEps)
     linear(state, hb, xb, L.wGate, c.dim, c.hiddenDim)
     linear(state, hb2, xb, L.wUp, c.dim, c.hiddenDim)
     for (let i = 0; i < c.hiddenDim; i++) {
@@ -263,7 +273,7 @@ export function referenceForward(
   }
 
   // final norm and classifier: logits = output · rmsnorm(x)  [vocab]
-  rmsnorm(x, x, f32(w.finalNorm), c.normEps)
+  rmsnorm(x, x, f32(state, w.finalNorm), c.normEps)
   linear(state, state.logits, x, w.output, c.dim, c.vocabSize)
   return state.logits
 }

@@ -45,7 +45,7 @@ function toView(d: DeviceInfo): DeviceView {
 export class DevicesService {
   /** probed discovery (child processes; seconds), started on first need */
   private probed: Promise<DeviceInfo[]> | null = null
-  /** discovery without probing (no child processes): enough for the CPU-only plan and device names */
+  /** discovery without probing (no child processes): enough for the CPU-only placement and device names */
   private quick: Promise<DeviceInfo[]> | null = null
   /** the best list known so far, for synchronous name lookups */
   private known: readonly DeviceInfo[] = []

@@ -53,11 +53,11 @@ function resolveAuto(model: PlacementModel, devices: readonly DeviceInfo[], auto
         : `Auto could not measure this machine's devices (${auto.failure}), so everything runs on the CPU.`
     return { placement: cpu.placement, explanation, predicted: null }
   }
-  const plan = planAuto(model.config, devices, auto.profile, { weights: model.weights, name: PRESET_LABELS.auto })
+  const solved = planAuto(model.config, devices, auto.profile, { weights: model.weights, name: PRESET_LABELS.auto })
   return {
-    placement: plan.placement,
-    explanation: plan.explanation,
-    predicted: { prefillTokensPerSec: plan.predictedTokensPerSec.prefill, decodeTokensPerSec: plan.predictedTokensPerSec.decode }
+    placement: solved.placement,
+    explanation: solved.explanation,
+    predicted: { prefillTokensPerSec: solved.predictedTokensPerSec.prefill, decodeTokensPerSec: solved.predictedTokensPerSec.decode }
   }
 }
 

@@ -3,7 +3,7 @@
  * forward: one prefill of the prompt, then greedy decode steps, comparing the logits at every step.
  */
 import { createSession } from '../../main/engine/devices'
-import { compileModel, int8ActivationBlock, int8ActivationPlan, type GraphOptions } from '../../main/engine/graph'
+import { compileModel, int8ActivationBlock, int8RoundingOf, type GraphOptions } from '../../main/engine/graph'
 import { createReferenceState, referenceForward } from '../../main/engine/model/reference'
 import { SingleSessionEngine } from '../../main/engine/runtime/session/single-session-engine'
 import type { RandomModel } from './random-model'
@@ -71,7 +71,7 @@ export async function compareWithReference(
   const session = await createSession(bytes, { ep: 'cpu', intraOpThreads: 1, interOpThreads: 1 })
   const engine = new SingleSessionEngine(model, session, { contextLength, prefillChunkTokens: options.prefillChunk ?? 128 })
   const emulate = options.emulateInt8 ?? graphOptions.int8Activations
-  const state = createReferenceState(model.config, contextLength, emulate ? { int8Activations: (t) => int8ActivationPlan(t, graphOptions) } : {})
+  const state = createReferenceState(model.config, contextLength, emulate ? { int8Activations: (t) => int8RoundingOf(t, graphOptions) } : {})
   const w = model.weights
   const matrices = [w.output, ...w.layers.flatMap((l) => [l.wq, l.wk, l.wv, l.wo, l.wGate, l.wUp, l.wDown])]
   const int8Matmuls = matrices.filter((t) => int8ActivationBlock(t, graphOptions) !== null).length

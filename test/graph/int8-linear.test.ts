@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { createSession, float32Tensor, tensorFloat32Data } from '../../main/engine/devices'
-import { int8ActivationPlan } from '../../main/engine/graph'
+import { int8RoundingOf } from '../../main/engine/graph'
 import { EmitContext } from '../../main/engine/graph/emit-context'
 import { emitLinears } from '../../main/engine/graph/linear'
 import { GraphBuilder } from '../../main/engine/graph/onnx-builder'
@@ -17,7 +17,7 @@ import { randomModel, type MatrixEncoding } from './random-model'
 /** What reference.ts's `linear` computes for one row x [K] and weight t [N, K]. */
 function emulated(t: Tensor, x: Float32Array): Float64Array {
   const [n, k] = t.shape
-  const plan = int8ActivationPlan(t, { ropeTableLength: 1 })
+  const plan = int8RoundingOf(t, { ropeTableLength: 1 })
   if (!plan) throw new Error(`${t.name} has no int8 plan`)
   const xq = roundToInt8Blocks(new Float32Array(k), x, k, plan.block)
   const w = tensorToFloat32(t)

@@ -4,7 +4,7 @@
  * so a plan cached for one state must never serve another.
  */
 import { describe, expect, it } from 'vitest'
-import { int8ActivationPlan, type GraphOptions } from '../../main/engine/graph'
+import { int8RoundingOf, type GraphOptions } from '../../main/engine/graph'
 import { createReferenceState, loadModel, referenceForward, type ModelConfig, type ModelWeights } from '../../main/engine/model'
 import type { ReferenceOptions } from '../../main/engine/model/reference'
 import { sharedModel } from '../helpers/paths'
@@ -24,8 +24,8 @@ async function freshModel(): Promise<Model> {
 const graph: GraphOptions = { ropeTableLength: CONTEXT }
 /** The ways a state can compute: as the int8-activation graph does; as a graph without int8 activations says (null plans); no callback. */
 const KINDS: Record<string, ReferenceOptions> = {
-  emulating: { int8Activations: (t) => int8ActivationPlan(t, graph) },
-  'float plans': { int8Activations: (t) => int8ActivationPlan(t, { ...graph, int8Activations: false }) },
+  emulating: { int8Activations: (t) => int8RoundingOf(t, graph) },
+  'float plans': { int8Activations: (t) => int8RoundingOf(t, { ...graph, int8Activations: false }) },
   plain: {}
 }
 
@@ -78,7 +78,7 @@ describe('reference state caches', () => {
       createReferenceState(model.config, CONTEXT, {
         int8Activations: (t) => {
           asked[i]++
-          return int8ActivationPlan(t, graph)
+          return int8RoundingOf(t, graph)
         }
       })
     )

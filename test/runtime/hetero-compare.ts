@@ -4,7 +4,7 @@
  * argmax, comparing the logits at every step.
  */
 import type { DeviceInfo } from '../../main/engine/devices'
-import { int8ActivationBlock, int8ActivationPlan, type CompilableModel, type GraphOptions } from '../../main/engine/graph'
+import { int8ActivationBlock, int8RoundingOf, type CompilableModel, type GraphOptions } from '../../main/engine/graph'
 import { createReferenceState, referenceForward } from '../../main/engine/model/reference'
 import type { Placement } from '../../main/engine/plan'
 import { DeviceWorkersEngine } from '../../main/engine/runtime/hetero/device-workers-engine'
@@ -48,7 +48,7 @@ export async function compareHetero(
   const contextLength = Math.min(model.config.contextLength, prompt.length + decodeSteps + 1)
   const graph: GraphOptions = { ropeTableLength: contextLength, int8Activations: options.int8Activations ?? true }
   const emulate = options.emulateInt8 ?? graph.int8Activations
-  const state = createReferenceState(model.config, contextLength, emulate ? { int8Activations: (t) => int8ActivationPlan(t, graph) } : {})
+  const state = createReferenceState(model.config, contextLength, emulate ? { int8Activations: (t) => int8RoundingOf(t, graph) } : {})
   const w = model.weights
   const int8Matmuls = [w.output, ...w.layers.flatMap((l) => [l.wq, l.wk, l.wv, l.wo, l.wGate, l.wUp, l.wDown])].filter((t) => int8ActivationBlock(t, graph) !== null).length
   const t0 = performance.now()

@@ -8,7 +8,7 @@ import { openModelWorker, type ModelWorkerClient } from '../../main/engine/runti
 import { sharedModel, tempDir } from '../helpers/paths'
 import { PUBLISHED_STORIES260K_IDS, PUBLISHED_TINYSTORIES_IDS } from '../helpers/published'
 import { argmax, INT8_FLIP_TOLERANCE } from '../graph/compare'
-import { int8ActivationPlan } from '../../main/engine/graph'
+import { int8RoundingOf } from '../../main/engine/graph'
 import { resolveContext } from '../../main/engine/runtime/context'
 
 /** Greedy ids after BOS (1), one forward per token. */
@@ -89,7 +89,7 @@ describe('ModelWorkerClient (worker thread)', () => {
     const maxContext = 96
     // the runner compiles with the default options: int8 activations over the RoPE table resolveContext picks
     const graph = { ropeTableLength: resolveContext(model.config, maxContext).ropeTableLength }
-    const emulating = createReferenceState(model.config, maxContext, { int8Activations: (t) => int8ActivationPlan(t, graph) })
+    const emulating = createReferenceState(model.config, maxContext, { int8Activations: (t) => int8RoundingOf(t, graph) })
     const plain = createReferenceState(model.config, maxContext)
     const runner = await openModelWorker(path, { cacheDir: tmp.dir, threads: 1, tokenizerPath, maxContext })
     try {

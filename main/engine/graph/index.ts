@@ -2,7 +2,7 @@
 export { compileModel, compileSegment, checkCompilable, kvOutputValues, GRAPH_COMPILER_VERSION, KV_OUTPUT, type CompilableModel } from './compile'
 export { graphTargetOf, resolveGraphOptions, type GraphOptions, type GraphTarget, type ResolvedGraphOptions } from './emit-context'
 export { checkGroupPart, partOutputOf, type GroupPart, type PartOutputRange, type PartWeightName, type PartWeightRange } from './partition'
-export { int8ActivationBlock, int8ActivationPlan, type Int8ActivationPlan } from './linear'
+export { int8ActivationBlock, int8RoundingOf } from './linear'
 export {
   modelOpGroups,
   segmentSpec,

@@ -5,7 +5,7 @@
  * matmul over their concatenated rows when they share an encoding — one kernel launch instead of three,
  * and the same values, so the results are unchanged.
  */
-import { dequantizeRows, tensorToFloat32, type Tensor } from '../model'
+import { dequantizeRows, tensorToFloat32, type Int8Rounding, type Tensor } from '../model'
 import type { EmitContext, GraphOptions } from './emit-context'
 import { MS_DOMAIN } from './onnx-builder'
 import { int8GroupsFitNBits, packNBits, sliceNBitsCols, sliceNBitsRows, type NBitsWeight } from './quant-pack'
@@ -28,19 +28,11 @@ export function int8ActivationBlock(t: Tensor, options: GraphOptions): number | 
   return d.dtype === 'q6_k' ? 16 : 32
 }
 
-/** How a quantized matmul rounds its input to int8 (the shape of reference.ts's Int8ActivationPlan). */
-export interface Int8ActivationPlan {
-  /** block length along K */
-  readonly block: number
-  /** Q4_K: per-block mins [K/block, N] applied to the unrounded input; else null */
-  readonly minsT: Float32Array | null
-}
-
 /**
  * The reference forward's description of how the graph multiplies by `t` (int8 block, and for Q4_K the
  * mins the graph applies to the unrounded input), or null for float32 arithmetic.
  */
-export function int8ActivationPlan(t: Tensor, options: GraphOptions): Int8ActivationPlan | null {
+export function int8RoundingOf(t: Tensor, options: GraphOptions): Int8Rounding | null {
   const block = int8ActivationBlock(t, options)
   if (block === null) return null
   const minsT = t.data.kind === 'ggml' && t.data.dtype === 'q4_k' ? (packNBits(t)?.minsT ?? null) : null

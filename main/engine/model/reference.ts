@@ -12,7 +12,7 @@ import type { ModelConfig, ModelWeights, Tensor } from './types'
  * 4, MLAS CompInt8): the input is rounded to int8 per `block` values along K — scale = max|x|/127
  * (float32), q = round-half-even(x · (127/max|x|)), x' = q · scale — and multiplied by the weight.
  */
-export interface Int8ActivationPlan {
+export interface Int8Rounding {
   readonly block: number
   /**
    * Q4_K-style weights only: per-block offsets [K/block, N] that the graph subtracts as
@@ -25,7 +25,7 @@ export interface Int8ActivationPlan {
 /** How the oracle computes, where a compiled graph's arithmetic is to be matched exactly. */
 export interface ReferenceOptions {
   /** For a matmul with weight `t`: how its input is rounded to int8 first, or null to use x as is. */
-  readonly int8Activations?: (t: Tensor) => Int8ActivationPlan | null
+  readonly int8Activations?: (t: Tensor) => Int8Rounding | null
 }
 
 /**
@@ -41,10 +41,10 @@ export interface ReferenceState {
    */
   readonly dequantized: WeakMap<Tensor, Float32Array>
   /**
-   * each weight's int8 plan, asked of options.int8Activations once (building one may repack the weight).
+   * each weight's int8 rounding, asked of options.int8Activations once (building one may repack the weight).
    * Per state, not per tensor: another state over the same weights may have another callback, or none.
    */
-  readonly plans: WeakMap<Tensor, Int8ActivationPlan | null>
+  readonly roundings: WeakMap<Tensor, Int8Rounding | null>
   /** scratch for the int8-rounded input of a matmul: [max(dim, hiddenDim, qDim)] */
   readonly xq: Float32Array
   /** per layer: [maxSeqLen, nKvHeads*headDim] */
@@ -71,7 +71,7 @@ export function createReferenceState(config: ModelConfig, maxSeqLen: number, opt
     maxSeqLen,
     options,
     dequantized: new WeakMap(),
-    plans: new WeakMap(),
+    roundings: new WeakMap(),
     xq: new Float32Array(Math.max(config.dim, config.hiddenDim, qDim)),
     keyCache: Array.from({ length: config.nLayers }, () => new Float32Array(maxSeqLen * kvDim)),
     valueCache: Array.from({ length: config.nLayers }, () => new Float32Array(maxSeqLen * kvDim)),
@@ -118,7 +118,7 @@ function matmul(out: Float32Array, x: Float32Array, w: Float32Array, n: number, 
 }
 
 /**
- * x[0..n) rounded to int8 per block of `block` values (see Int8ActivationPlan) into `xq[0..n)`; returns xq.
+ * x[0..n) rounded to int8 per block of `block` values (see Int8Rounding) into `xq[0..n)`; returns xq.
  * Exported for tests of the graph's quantized matmuls.
  */
 export function roundToInt8Blocks(xq: Float32Array, x: Float32Array, n: number, block: number): Float32Array {
@@ -143,23 +143,23 @@ export function roundToInt8Blocks(xq: Float32Array, x: Float32Array, n: number, 
 /** W (d,n) @ x (n,) -> out (d,) for a model weight, rounding x to int8 blocks first where the options say so. */
 function linear(state: ReferenceState, out: Float32Array, x: Float32Array, w: Tensor, n: number, d: number): void {
   const ask = state.options.int8Activations
-  let plan: Int8ActivationPlan | null = null
+  let rounding: Int8Rounding | null = null
   if (ask) {
-    const known = state.plans.get(w)
-    plan = known === undefined ? ask(w) : known
-    if (known === undefined) state.plans.set(w, plan)
+    const known = state.roundings.get(w)
+    rounding = known === undefined ? ask(w) : known
+    if (known === undefined) state.roundings.set(w, rounding)
   }
-  if (!plan) {
+  if (!rounding) {
     matmul(out, x, f32(state, w), n, d)
     return
   }
-  const xq = roundToInt8Blocks(state.xq, x, n, plan.block)
+  const xq = roundToInt8Blocks(state.xq, x, n, rounding.block)
   matmul(out, xq, f32(state, w), n, d)
-  const mins = plan.minsT
+  const mins = rounding.minsT
   if (!mins) return
-  for (let b = 0; b < n / plan.block; b++) {
+  for (let b = 0; b < n / rounding.block; b++) {
     let shift = 0
-    for (let k = b * plan.block; k < (b + 1) * plan.block; k++) shift += xq[k] - x[k]
+    for (let k = b * rounding.block; k < (b + 1) * rounding.block; k++) shift += xq[k] - x[k]
     for (let i = 0; i < d; i++) out[i] += mins[b * d + i] * shift
   }
 }

@@ -15,7 +15,7 @@ import type { SlotShape } from './value-arena'
 
 /** One graph to compile and open on one device. */
 export interface SetupGraph {
-  /** short id, unique in the plan (the device worker's session key) */
+  /** short id, unique in the setup (the device worker's session key) */
   readonly key: string
   readonly device: string
   readonly label: string
@@ -77,7 +77,7 @@ function fromArena(name: string): boolean {
   return name !== VALUE.positions && !/^past_[kv]_\d+$/.test(name)
 }
 
-/** Builds the plan of `placement` (already validated) for `config`. */
+/** What the device workers set up for `placement` (already validated) on `config`. */
 export function deviceSetupOf(placement: Placement, config: ModelConfig): DeviceSetup {
   const chunkRows = Math.max(1, placement.prefillChunkTokens)
   const devices: string[] = []

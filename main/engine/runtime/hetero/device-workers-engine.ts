@@ -71,15 +71,15 @@ export class DeviceWorkersEngine implements ForwardEngine {
     private readonly model: CompilableModel,
     readonly placement: Placement,
     readonly contextLength: number,
-    private readonly plan: DeviceSetup,
+    private readonly setup: DeviceSetup,
     private readonly arena: ValueArena,
     private readonly hosts: ReadonlyMap<string, DeviceHost>,
     private readonly board: UsageBoard,
     readonly setupInfo: DeviceWorkersSetupInfo
   ) {
     this.config = model.config
-    this.deviceIds = plan.devices
-    this.prefillChunkTokens = plan.chunkRows
+    this.deviceIds = setup.devices
+    this.prefillChunkTokens = setup.chunkRows
   }
 
   /**
@@ -97,14 +97,14 @@ export class DeviceWorkersEngine implements ForwardEngine {
     if (!Number.isInteger(contextLength) || contextLength < 1 || contextLength > c.contextLength) {
       throw new RangeError(`contextLength ${contextLength} must be in [1, ${c.contextLength}]`)
     }
-    const plan = deviceSetupOf(placement, c)
-    if (plan.devices.length > MAX_USAGE_DEVICES) throw new RangeError(`a placement may use at most ${MAX_USAGE_DEVICES} devices, this one uses ${plan.devices.length}`)
-    const infos = plan.devices.map((id) => {
+    const setup = deviceSetupOf(placement, c)
+    if (setup.devices.length > MAX_USAGE_DEVICES) throw new RangeError(`a placement may use at most ${MAX_USAGE_DEVICES} devices, this one uses ${setup.devices.length}`)
+    const infos = setup.devices.map((id) => {
       const d = options.devices.find((x) => x.id === id)
       if (d === undefined || d.status !== 'ready') throw new Error(`placement device ${id} is ${d === undefined ? 'not on this machine' : d.status}`)
       return d
     })
-    const arena = ValueArena.create(plan.slots)
+    const arena = ValueArena.create(setup.slots)
     const board = options.usage ?? new UsageBoard()
     const cpuEps = infos.filter((d) => d.ep === 'cpu').length
     const hosts = new Map<string, DeviceHost>()
@@ -120,7 +120,7 @@ export class DeviceWorkersEngine implements ForwardEngine {
         return h
       }
       // one setup command in flight per device; devices load their graphs in parallel
-      const chains = new Map<string, Promise<void>>(infos.map((d) => [d.id, host(d.id).holdLayers(plan.kvLayers.get(d.id) ?? [])]))
+      const chains = new Map<string, Promise<void>>(infos.map((d) => [d.id, host(d.id).holdLayers(setup.kvLayers.get(d.id) ?? [])]))
       const then = (id: string, step: () => Promise<void>): void => {
         chains.set(id, (chains.get(id) ?? Promise.resolve()).then(step))
       }
@@ -128,7 +128,7 @@ export class DeviceWorkersEngine implements ForwardEngine {
       const th = performance.now()
       const modelHash = modelContentHash(model)
       compileMs += performance.now() - th
-      for (const s of plan.sessions) {
+      for (const s of setup.sessions) {
         const ep = infos.find((d) => d.id === s.device)?.ep ?? 'cpu'
         const graph: GraphOptions = { ...options.graph, target: graphTargetOf(ep) }
         const path = cachedGraphPath(cacheDir, segmentCacheKey(modelHash, s.spec, graph, s.part ?? undefined))
@@ -139,7 +139,7 @@ export class DeviceWorkersEngine implements ForwardEngine {
           if (opened.cacheHit) cacheHits++
         })
       }
-      for (const p of plan.programs) then(p.device, () => host(p.device).addProgram(p.id, p.program))
+      for (const p of setup.programs) then(p.device, () => host(p.device).addProgram(p.id, p.program))
       const results = await Promise.allSettled([...chains.values()])
       const failed = results.find((r) => r.status === 'rejected')
       if (failed !== undefined && failed.status === 'rejected') throw failed.reason
@@ -147,8 +147,8 @@ export class DeviceWorkersEngine implements ForwardEngine {
       await Promise.all([...hosts.values()].map((h) => h.dispose()))
       throw err
     }
-    const setupInfo = { graphs: plan.sessions.length, cacheHits, cacheDir, compileMs, setupMs: performance.now() - t0 }
-    return new DeviceWorkersEngine(model, placement, contextLength, plan, arena, hosts, board, setupInfo)
+    const setupInfo = { graphs: setup.sessions.length, cacheHits, cacheDir, compileMs, setupMs: performance.now() - t0 }
+    return new DeviceWorkersEngine(model, placement, contextLength, setup, arena, hosts, board, setupInfo)
   }
 
   /** Positions currently cached (the next position to run). */
@@ -222,7 +222,7 @@ export class DeviceWorkersEngine implements ForwardEngine {
     let graph = this.graphs.get(key)
     if (graph === undefined) {
       if (this.graphs.size >= MAX_CACHED_GRAPHS) this.graphs.clear()
-      graph = buildForwardDag(this.plan.phases[phase], lengths)
+      graph = buildForwardDag(this.setup.phases[phase], lengths)
       this.graphs.set(key, graph)
     }
     return graph

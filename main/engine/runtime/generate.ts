@@ -30,6 +30,11 @@ export interface GenerateRequest {
   readonly signal?: AbortSignal
   /** prompt tokens per prefill run (default 128) */
   readonly prefillChunkTokens?: number
+  /**
+   * Awaited before each token after the first, before the abort check: a caller can slow the loop down
+   * (`tandem serve --token-delay-ms`, for end-to-end tests). It should resolve promptly once `signal` aborts.
+   */
+  readonly pace?: () => Promise<void>
 }
 
 export interface GenerationEvent {
@@ -147,6 +152,7 @@ export class Generator {
     let stopReason: StopReason = 'max-tokens'
     let firstTokenAt = 0
     while (logits) {
+      if (req.pace !== undefined && tokens.length > 0) await req.pace()
       if (req.signal?.aborted) {
         stopReason = 'aborted'
         break

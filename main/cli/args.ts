@@ -13,14 +13,15 @@ export const HELP = `Usage:
                   [--chat] [--system TEXT] [--json] [--tokenizer PATH] [--prefill-chunk N]
                   [--threads N] [--cache-dir DIR] [--stats] [--placement NAME|FILE.json]
   tandem info --model PATH [--tokenizer PATH] [--json]
-  tandem serve [--port N] [--data-dir DIR] [--models DIR]... [--no-open]
+  tandem serve [--port N] [--data-dir DIR] [--models DIR]... [--no-open] [--token-delay-ms N]
   tandem devices [--json] [--no-probe] [--timeout-ms N]
 
 PATH is a GGUF file, a llama2.c .bin checkpoint, or a Hugging Face folder (config.json + safetensors).
 generate prints only the generated continuation; --json prints one JSON object with text, token ids and stats.
 serve runs the app in the browser: it serves the UI and its API on 127.0.0.1 only and prints the address to
 open (with a per-launch token); --port 0 (the default) picks a free port, --models adds model folders for this
-run, --no-open does not open the browser.
+run, --no-open does not open the browser, --token-delay-ms waits N ms before each generated token after the
+first (slows replies down for demos and end-to-end tests; default 0).
 --placement runs the model across devices: a preset (cpu, gpu, npu-prefill-gpu-decode, layer-split,
 tensor-split, auto) or a placement JSON file (probes the devices first; auto also measures them, in seconds);
 --json and --stats then give each device's busy time.
@@ -28,6 +29,9 @@ tensor-split, auto) or a placement JSON file (probes the devices first; auto als
 a placement.
 devices lists the compute devices (CPU, GPU, NPU) with their status; each is probed with tiny graphs in a child
 process unless --no-probe; --json prints one JSON array.`
+
+/** Longest --token-delay-ms: a second per token is already far slower than anyone reads. */
+export const MAX_TOKEN_DELAY_MS = 1000
 
 export interface GenerateArgs {
   readonly command: 'generate'
@@ -70,6 +74,8 @@ export interface ServeArgs {
   readonly models: readonly string[]
   /** open the page in the system browser */
   readonly open: boolean
+  /** ms to wait before each generated token after the first; 0 = none */
+  readonly tokenDelayMs: number
 }
 
 export interface DevicesArgs {
@@ -162,14 +168,16 @@ function parseServe(rest: readonly string[]): ServeArgs {
     port: { type: 'string' },
     'data-dir': { type: 'string' },
     models: { type: 'string', multiple: true },
-    'no-open': { type: 'boolean' }
+    'no-open': { type: 'boolean' },
+    'token-delay-ms': { type: 'string' }
   })
   return {
     command: 'serve',
     port: num(v.port, 'port', 0, (n) => isInt(n) && n >= 0 && n <= 65535, 'an integer from 0 to 65535'),
     dataDir: v['data-dir'],
     models: v.models ?? [],
-    open: !(v['no-open'] ?? false)
+    open: !(v['no-open'] ?? false),
+    tokenDelayMs: num(v['token-delay-ms'], 'token-delay-ms', 0, (n) => isInt(n) && n >= 0 && n <= MAX_TOKEN_DELAY_MS, `an integer from 0 to ${MAX_TOKEN_DELAY_MS}`)
   }
 }
 

@@ -23,6 +23,10 @@ export interface AppOptions extends AppPathsOptions {
   readonly appVersion?: string
   /** ONNX Runtime intra-op threads per model (default: all cores) */
   readonly threads?: number
+  /** the services' monotonic clock (ms): the chat's write throttle, the usage sampler's intervals (default performance.now) */
+  readonly monotonicMs?: () => number
+  /** awaited before each generated token after the first (see ChatServiceDeps.pace); default none */
+  readonly pace?: (signal: AbortSignal) => Promise<void>
 }
 
 /** The running services; dispose() when done (pairs with createApp). */
@@ -71,7 +75,7 @@ export function createApp(options: AppOptions = {}): App {
     conversations.purgeDeleted()
     const devices = new DevicesService({ settings, models, profiles: new AutoProfiles(store, { threads: options.threads }) })
     // reads `chat` only once started (below), after chat exists
-    const usage = new UsageSampler({ read: () => chat.usageReading(), deviceIds: () => devices.readyDeviceIds() })
+    const usage = new UsageSampler({ read: () => chat.usageReading(), deviceIds: () => devices.readyDeviceIds(), monotonicMs: options.monotonicMs })
     const chat = new ChatService({
       store,
       conversations,
@@ -79,7 +83,9 @@ export function createApp(options: AppOptions = {}): App {
       devices,
       graphCacheDir: paths.graphCacheDir,
       threads: options.threads,
-      onGenerationStart: () => usage.poke()
+      onGenerationStart: () => usage.poke(),
+      monotonicMs: options.monotonicMs,
+      pace: options.pace
     })
     usage.start()
     const handlers = createApiHandlers({ appVersion: options.appVersion ?? sourceVersion(), models, conversations, chat, settings, devices, usage })

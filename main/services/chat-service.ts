@@ -34,6 +34,14 @@ export interface ChatServiceDeps {
   readonly threads?: number
   /** called when a generation starts (the usage sampler switches to its fast rate) */
   readonly onGenerationStart?: () => void
+  /** monotonic clock (ms) of the write throttle (default performance.now); tests drive it to check the throttle */
+  readonly monotonicMs?: () => number
+  /**
+   * Awaited before each generated token after the first, with the request's abort signal (default: none).
+   * `tandem serve --token-delay-ms` passes tokenDelay() so end-to-end tests can watch and stop a reply
+   * mid-stream on any machine; tests of this service pass a gate they open token by token.
+   */
+  readonly pace?: (signal: AbortSignal) => Promise<void>
 }
 
 /** A request between acceptance and its final message. */
@@ -51,9 +59,11 @@ export class ChatService {
   /** tokens streamed by all generations (the usage sampler's tokens/s) */
   private tokensStreamed = 0
   private generating = false
+  private readonly monotonicMs: () => number
 
   constructor(private readonly deps: ChatServiceDeps) {
     this.slot = new ModelSlot({ cacheDir: deps.graphCacheDir, threads: deps.threads })
+    this.monotonicMs = deps.monotonicMs ?? (() => performance.now())
   }
 
   /** Adds the user message and streams the reply; resolves with the final assistant message. */
@@ -183,9 +193,16 @@ export class ChatService {
         .map((m) => ({ role: m.role, content: m.content }))
       const { maxTokens, temperature, topP } = conversation.sampling
       const { promptIds } = buildPrompt(model, conversation.systemPrompt, history, maxTokens)
+      const { pace } = this.deps
       // A fresh seed per request, so regenerate gives a different reply (temperature 0 stays greedy).
-      const generation = model.generate({ promptIds, maxTokens, signal, sampling: { temperature, topP, seed: randomInt(2 ** 31) } })
-      let persistedAtMs = performance.now()
+      const generation = model.generate({
+        promptIds,
+        maxTokens,
+        signal,
+        sampling: { temperature, topP, seed: randomInt(2 ** 31) },
+        ...(pace !== undefined && { pace: () => pace(signal) })
+      })
+      let persistedAtMs = this.monotonicMs()
       this.generating = true
       this.deps.onGenerationStart?.()
       for await (const event of generation) {
@@ -193,9 +210,9 @@ export class ChatService {
         if (event.text === '') continue
         content += event.text
         emit({ type: 'delta', messageId: assistant.id, text: event.text })
-        if (performance.now() - persistedAtMs >= PERSIST_INTERVAL_MS) {
+        if (this.monotonicMs() - persistedAtMs >= PERSIST_INTERVAL_MS) {
           messages.setContent(assistant.id, content)
-          persistedAtMs = performance.now()
+          persistedAtMs = this.monotonicMs()
         }
       }
       const r = await generation.result
@@ -226,6 +243,24 @@ export class ChatService {
       throw apiError
     }
   }
+}
+
+/**
+ * A pace that waits `delayMs` before each token after the first, or until the request is aborted, so a
+ * reply of n tokens streams for at least (n − 1) · delayMs whatever the machine's speed.
+ */
+export function tokenDelay(delayMs: number): (signal: AbortSignal) => Promise<void> {
+  return (signal) =>
+    new Promise<void>((resolve) => {
+      if (signal.aborted) return resolve()
+      const done = (): void => {
+        clearTimeout(timer)
+        signal.removeEventListener('abort', done)
+        resolve()
+      }
+      const timer = setTimeout(done, delayMs)
+      signal.addEventListener('abort', done, { once: true })
+    })
 }
 
 /** A title from the first message: its first line, shortened at a word boundary. */

@@ -1,10 +1,10 @@
 /**
  * @file Messages of a conversation, in `seq` order.
  *
- * Streaming: appendContent on a 'streaming' message inserts one small row into `message_chunks` — constant
- * cost however long the reply grows — and reads put the chunks back after `content`. When the message
- * leaves 'streaming' (update() or markInterrupted()) the chunks are folded into `content` once, which is
- * also when the full-text index picks it up.
+ * Streaming has one path: the chat service rewrites a 'streaming' message's whole content with setContent,
+ * throttled (PERSIST_INTERVAL_MS in chat-service.ts), and finishes it with update(). Each rewrite is one
+ * small transaction, so a crash leaves the last committed prefix of the reply; markInterrupted() at the
+ * next start turns it into a 'stopped' message, which is also when the full-text index picks it up.
  */
 import { randomUUID } from 'node:crypto'
 import type { Db, Stmt } from './database'
@@ -13,13 +13,8 @@ import { RowReader } from './rows'
 import { statsFromJson, statsToJson } from './stats'
 import { MESSAGE_ROLES, MESSAGE_STATUSES, type Message, type MessagePatch, type NewMessage, type StoreOptions } from './types'
 
-/** A message's chunks, in order, as one string (NULL when it has none). */
-const CHUNKS_OF_M = "(SELECT group_concat(c.text, '' ORDER BY c.k) FROM message_chunks c WHERE c.message_n = m.n)"
-
-/** Columns of a Message; content includes not-yet-folded chunks (only streaming messages have any). */
-const COLUMNS = `m.id, m.conversation_id, m.seq, m.role,
-  CASE WHEN m.status = 'streaming' THEN m.content || COALESCE(${CHUNKS_OF_M}, '') ELSE m.content END AS content,
-  m.status, m.error, m.created_at, m.updated_at, m.stats_json`
+/** Columns of a Message. */
+const COLUMNS = 'm.id, m.conversation_id, m.seq, m.role, m.content, m.status, m.error, m.created_at, m.updated_at, m.stats_json'
 
 /** Messages table access; statements are prepared once here. */
 export class MessageStore {
@@ -30,20 +25,13 @@ export class MessageStore {
   private readonly touchConversationStmt: Stmt
   private readonly getStmt: Stmt
   private readonly listStmt: Stmt
-  private readonly insertChunkStmt: Stmt
-  private readonly appendDirectStmt: Stmt
   private readonly setContentStmt: Stmt
-  private readonly foldChunksStmt: Stmt
-  private readonly deleteChunksStmt: Stmt
   private readonly updateStmt: Stmt
   private readonly deleteAfterStmt: Stmt
   private readonly stopStreamingStmt: Stmt
-  private readonly deleteAllChunksStmt: Stmt
   private readonly appendTx: (input: NewMessage) => string
-  private readonly setContentTx: (id: string, content: string) => void
   private readonly updateTx: (id: string, patch: MessagePatch) => void
   private readonly deleteAfterTx: (conversationId: string, seq: number) => number
-  private readonly markInterruptedTx: () => number
 
   constructor(db: Db, options: StoreOptions = {}) {
     this.now = options.now ?? Date.now
@@ -56,19 +44,7 @@ export class MessageStore {
     this.touchConversationStmt = db.prepare('UPDATE conversations SET updated_at = @nowMs WHERE id = @id')
     this.getStmt = db.prepare(`SELECT ${COLUMNS} FROM messages m WHERE m.id = ?`)
     this.listStmt = db.prepare(`SELECT ${COLUMNS} FROM messages m WHERE m.conversation_id = ? ORDER BY m.seq`)
-    // The hot path: one small insert; the (message_n, k) primary key makes MAX(k) a single index seek.
-    this.insertChunkStmt = db.prepare(
-      `INSERT INTO message_chunks (message_n, k, text)
-       SELECT m.n, COALESCE((SELECT MAX(c.k) FROM message_chunks c WHERE c.message_n = m.n), -1) + 1, @delta
-       FROM messages m WHERE m.id = @id AND m.status = 'streaming'`
-    )
-    this.appendDirectStmt = db.prepare('UPDATE messages SET content = content || @delta, updated_at = @nowMs WHERE id = @id')
     this.setContentStmt = db.prepare('UPDATE messages SET content = @content, updated_at = @nowMs WHERE id = @id')
-    this.foldChunksStmt = db.prepare(
-      `UPDATE messages AS m SET content = m.content || ${CHUNKS_OF_M}
-       WHERE m.id = ? AND EXISTS (SELECT 1 FROM message_chunks c WHERE c.message_n = m.n)`
-    )
-    this.deleteChunksStmt = db.prepare('DELETE FROM message_chunks WHERE message_n = (SELECT n FROM messages WHERE id = ?)')
     // One statement for any patch: @hasX (0/1) says whether the field is being set.
     this.updateStmt = db.prepare(
       `UPDATE messages SET
@@ -81,11 +57,7 @@ export class MessageStore {
        RETURNING conversation_id`
     ).pluck()
     this.deleteAfterStmt = db.prepare('DELETE FROM messages WHERE conversation_id = ? AND seq > ?')
-    this.stopStreamingStmt = db.prepare(
-      `UPDATE messages AS m SET content = m.content || COALESCE(${CHUNKS_OF_M}, ''), status = 'stopped', updated_at = @nowMs
-       WHERE m.status = 'streaming'`
-    )
-    this.deleteAllChunksStmt = db.prepare('DELETE FROM message_chunks')
+    this.stopStreamingStmt = db.prepare("UPDATE messages SET status = 'stopped', updated_at = @nowMs WHERE status = 'streaming'")
 
     this.appendTx = db.transaction((input: NewMessage): string => {
       if (this.conversationExistsStmt.get(input.conversationId) === undefined) {
@@ -111,14 +83,7 @@ export class MessageStore {
       this.touchConversationStmt.run({ id: input.conversationId, nowMs })
       return id
     })
-    this.setContentTx = db.transaction((id: string, content: string): void => {
-      if (this.setContentStmt.run({ id, content, nowMs: this.now() }).changes === 0) throw new StoreNotFoundError('message', id)
-      this.deleteChunksStmt.run(id)
-    })
     this.updateTx = db.transaction((id: string, patch: MessagePatch): void => {
-      // Chunks are folded (or dropped, when the content is replaced) before the status can leave 'streaming'.
-      if (patch.content === undefined) this.foldChunksStmt.run(id)
-      this.deleteChunksStmt.run(id)
       const nowMs = this.now()
       const conversationId = this.updateStmt.get({
         id,
@@ -140,12 +105,6 @@ export class MessageStore {
       if (deleted > 0) this.touchConversationStmt.run({ id: conversationId, nowMs: this.now() })
       return deleted
     })
-    this.markInterruptedTx = db.transaction((): number => {
-      const stopped = this.stopStreamingStmt.run({ nowMs: this.now() }).changes
-      // Only streaming messages have chunks, and there are none left.
-      this.deleteAllChunksStmt.run()
-      return stopped
-    })
   }
 
   /** Appends a message after the conversation's last one (seq = last + 1) and bumps the conversation's updatedAtMs. */
@@ -165,18 +124,12 @@ export class MessageStore {
   }
 
   /**
-   * Streaming hot path: appends `delta` to the content. On a 'streaming' message this is one small insert,
-   * whatever the length so far, and leaves updatedAtMs alone (update() sets it when the reply finishes); on
-   * any other message it rewrites the content.
+   * Replaces the whole content: how a streaming reply is saved while it grows. One statement, so it commits
+   * whole or not at all; it costs time proportional to the length, which is why the chat service throttles
+   * it. The message's status is left as it is, so a streaming reply stays out of the search index.
    */
-  appendContent(id: string, delta: string): void {
-    if (this.insertChunkStmt.run({ id, delta }).changes > 0) return
-    if (this.appendDirectStmt.run({ id, delta, nowMs: this.now() }).changes === 0) throw new StoreNotFoundError('message', id)
-  }
-
-  /** Replaces the whole content (cost grows with its length; while streaming, prefer appendContent). */
   setContent(id: string, content: string): void {
-    this.setContentTx(id, content)
+    if (this.setContentStmt.run({ id, content, nowMs: this.now() }).changes === 0) throw new StoreNotFoundError('message', id)
   }
 
   /** Changes the fields present in `patch` (e.g. status + stats when a reply finishes) and returns the message. */
@@ -196,7 +149,7 @@ export class MessageStore {
    * can be running, so replies cut off by a crash show as stopped (and become searchable).
    */
   markInterrupted(): number {
-    return this.markInterruptedTx()
+    return this.stopStreamingStmt.run({ nowMs: this.now() }).changes
   }
 
   private mustGet(id: string): Message {

@@ -126,10 +126,25 @@ CREATE TABLE device_profiles (
 ) STRICT;
 `
 
+/**
+ * v3: one streaming path. Replies are saved while they stream by rewriting `messages.content` (throttled by
+ * the chat service), so the v1 `message_chunks` table goes. A file from an older build may still hold chunk
+ * rows of a reply that was cut off by a crash (the build folded them only when the reply left 'streaming');
+ * they are appended to that message's content first, in order, so the recovered text is what the older
+ * build showed. The update leaves the status alone: the next start's markInterrupted() stops the message.
+ */
+const V3_SQL = `
+UPDATE messages AS m
+  SET content = m.content || (SELECT group_concat(c.text, '' ORDER BY c.k) FROM message_chunks c WHERE c.message_n = m.n)
+  WHERE EXISTS (SELECT 1 FROM message_chunks c WHERE c.message_n = m.n);
+DROP TABLE message_chunks;
+`
+
 /** Every schema step, in order; versions are 1, 2, 3, ... with no gaps. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'conversations, messages, settings, full-text search', sql: V1_SQL },
-  { version: 2, name: 'device profiles', sql: V2_SQL }
+  { version: 2, name: 'device profiles', sql: V2_SQL },
+  { version: 3, name: 'drop message_chunks (streaming rewrites messages.content)', sql: V3_SQL }
 ])
 
 /** The schema version this build writes; a file with a higher `user_version` is refused. */

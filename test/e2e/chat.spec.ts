@@ -26,6 +26,9 @@ test.describe.configure({ mode: 'serial' })
 const FIRST_PROMPT = 'Once upon a time'
 /** The edited message; its last word is one no story model writes, so content search finds only it. */
 const EDITED = 'The bird Quillonax'
+/** Tokens of the first reply (and of its regenerations and edits): about 2 s of streaming at the server's pace. */
+const REPLY_TOKENS = 100
+
 /** The stats line: "TTFT 12 ms · 850 tok/s · CPU". */
 const STATS_LINE = /^TTFT \d+(\.\d+)? (ms|s) · [\d.]+ tok\/s · CPU/
 
@@ -40,10 +43,11 @@ test('a new chat shows the model in use and the shortcuts', async ({ page }) => 
 
 test('creates a conversation and streams the reply in steps', async ({ page }, testInfo) => {
   await openApp(page)
-  // The model that never ends a story on its own, greedy, 400 tokens: the reply streams for long enough
-  // (~0.5 s on a fast machine) to be seen growing in many steps; a short one can arrive within one render.
+  // The model that never ends a story on its own, greedy, 100 tokens: with the server's delay before each
+  // token (global setup) the reply streams for at least 99 × E2E_TOKEN_DELAY_MS (env.ts) ≈ 2 s whatever the machine's
+  // speed, so the page renders it growing over many frames; unpaced it could arrive within one render.
   await chooseModel(page, LONG_MODEL)
-  await setChatSampling(page, { temperature: 0, maxTokens: 400 })
+  await setChatSampling(page, { temperature: 0, maxTokens: REPLY_TOKENS })
   await recordGrowth(page)
   await sendMessage(page, FIRST_PROMPT)
   await expect(composer(page)).toHaveValue('')
@@ -71,6 +75,9 @@ test('Stop (button and Esc) ends a long reply mid-stream and keeps its text', as
   await openApp(page)
   await page.getByRole('button', { name: 'New chat' }).click()
   await chooseModel(page, LONG_MODEL)
+  // 2000 tokens of a model that never ends a story itself stream for at least 1999 × E2E_TOKEN_DELAY_MS (env.ts) ≈ 40 s
+  // on any machine, while Stop is pressed at most an expect timeout (15 s) after the first text shows: the
+  // reply is provably still being written when it is stopped.
   await setChatSampling(page, { temperature: 0.8, maxTokens: 2000 })
 
   // Stop with the button.

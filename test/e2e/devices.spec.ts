@@ -219,7 +219,9 @@ test('a split across the CPU and the software GPU: saved, kept after a reload, b
   await expect(dialog.getByRole('combobox', { name: 'lm-head in prefill' })).toHaveValue('')
   await dialog.getByRole('button', { name: 'Close' }).click()
 
-  // generate with the split, watching the live view
+  // generate with the split, watching the live view: 300 tokens at the server's pace (E2E_TOKEN_DELAY_MS,
+  // env.ts) stream for at least 6 s on any machine, many of the view's 250 ms updates while the page still
+  // shows the reply streaming; both devices work on every token, so each update shows them busy
   await page.getByRole('button', { name: 'New chat' }).click()
   await chooseModel(page, LONG_MODEL)
   await setChatSampling(page, { temperature: 0.8, maxTokens: 300 })

@@ -16,3 +16,12 @@ export function e2eEnv(name: (typeof E2E_ENV)[keyof typeof E2E_ENV]): string {
   if (value === undefined || value === '') throw new Error(`${name} is not set: run the tests through playwright.config.ts (global setup)`)
   return value
 }
+
+/**
+ * The server waits this long before each generated token after the first (`tandem serve --token-delay-ms`).
+ * The tiny test models write ~2000 tokens/s here, so an unpaced reply could end before a test sees it grow,
+ * presses Stop or reads the live view; paced, a reply of n tokens streams for at least (n − 1) × 20 ms on any
+ * machine, however fast (the specs size their replies from this), and the model still runs at full speed
+ * between tokens.
+ */
+export const E2E_TOKEN_DELAY_MS = 20

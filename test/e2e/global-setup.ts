@@ -8,7 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { E2E_ENV } from './env'
+import { E2E_ENV, E2E_TOKEN_DELAY_MS } from './env'
 
 const repoRoot = resolve(import.meta.dirname, '..', '..')
 
@@ -84,7 +84,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   // The user's own models folder points somewhere that does not exist: the UI must show it as missing.
   const missingModelsDir = join(scratch, 'no-such-models-folder')
   const logs: string[] = []
-  const child = spawn(process.execPath, [join(repoRoot, 'bin', 'tandem.mjs'), 'serve', '--port', '0', '--data-dir', dataDir, '--models', models, '--no-open'], {
+  const args = ['serve', '--port', '0', '--data-dir', dataDir, '--models', models, '--no-open', '--token-delay-ms', String(E2E_TOKEN_DELAY_MS)]
+  const child = spawn(process.execPath, [join(repoRoot, 'bin', 'tandem.mjs'), ...args], {
     cwd: repoRoot,
     env: { ...process.env, TANDEM_CACHE_DIR: cacheDir, TANDEM_MODELS_DIR: missingModelsDir },
     stdio: ['ignore', 'pipe', 'pipe']

@@ -93,6 +93,40 @@ describe('generation loop on the reference forward', () => {
     expect(r.promptTokens.length + r.tokens.length).toBe(17) // 16 positions computed + the last sampled token
   })
 
+  it('awaits the pace before every token after the first, and an abort while it waits ends the loop there', async () => {
+    const { gen, runner } = generator()
+    const abort = new AbortController()
+    const tokensAtPace: number[] = []
+    const held: { release?: () => void } = {}
+    const g = gen.generate({
+      promptIds: [1],
+      maxTokens: 64,
+      sampling: greedy,
+      signal: abort.signal,
+      // the 5th wait holds until the abort below; the others pass at once
+      pace: () => {
+        tokensAtPace.push(runner.calls)
+        return tokensAtPace.length < 5 ? Promise.resolve() : new Promise<void>((resolve) => (held.release = resolve))
+      }
+    })
+    const ids: number[] = []
+    for await (const e of g) {
+      ids.push(e.tokenId)
+      if (ids.length === 5) {
+        // the loop waits in the pace: nothing more is computed however long this takes
+        await new Promise((r) => setTimeout(r, 0))
+        expect(runner.calls).toBe(6)
+        abort.abort()
+        held.release?.()
+      }
+    }
+    const r = await g.result
+    expect(r.stopReason).toBe('aborted')
+    expect(r.tokens).toEqual(PUBLISHED_STORIES260K_IDS.slice(0, 5))
+    // one wait per token after the first, each after that token's forward (prompt + 1 per token so far)
+    expect(tokensAtPace).toEqual([2, 3, 4, 5, 6])
+  })
+
   it('stop token ids end generation', async () => {
     const { gen } = generator()
     const r = await gen.generate({ promptIds: [1], maxTokens: 64, sampling: greedy, stopTokenIds: [PUBLISHED_STORIES260K_IDS[3]] }).result

@@ -3,7 +3,7 @@ import { measureHandoff } from '../../bench/handoff'
 import { GraphBuilder } from '../../main/engine/graph'
 import { DeviceHost } from '../../main/engine/runtime/hetero/device-host'
 import { ProtocolError, WorkerExitedError } from '../../main/engine/runtime/errors'
-import { UsageBoard } from '../../main/engine/runtime/usage'
+import { epochNowMs, UsageBoard } from '../../main/engine/runtime/usage'
 import { ValueArena, type SlotShape } from '../../main/engine/runtime/hetero/value-arena'
 
 /** y = Identity(x) over [1, S, width]: the device worker copies x out of the arena and y back in. */
@@ -93,10 +93,18 @@ describe('value arena and control-block hand-off with a real device worker', () 
 
   it('the usage board counts a running task live, then its measured time', async () => {
     const board = new UsageBoard()
+    // Bracket the start and the reading with the board's own clock: the live count must lie between the
+    // inner and the outer interval, whatever the machine's speed and however long the sleep really took.
+    const beforeStart = epochNowMs()
     board.start(1)
+    const afterStart = epochNowMs()
     await new Promise((r) => setTimeout(r, 20))
+    const beforeRead = epochNowMs()
     const during = board.read(['cpu', 'webgpu-0']).devices[1]
-    expect(during.busyMs).toBeGreaterThanOrEqual(15)
+    const afterRead = epochNowMs()
+    expect(during.busyMs).toBeGreaterThanOrEqual(beforeRead - afterStart)
+    expect(during.busyMs).toBeLessThanOrEqual(afterRead - beforeStart)
+    expect(during.busyMs).toBeGreaterThan(0)
     expect(during.runs).toBe(0)
     board.add(1, 7.5)
     expect(board.read(['cpu', 'webgpu-0']).devices).toEqual([

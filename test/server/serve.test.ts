@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { MAX_TOKEN_DELAY_MS, parseCli, UsageError } from '../../main/cli/args'
 import { repoRoot, sharedModels, tempDir } from '../helpers/paths'
 
 const scratch = tempDir('tandem-serve-')
@@ -85,6 +86,16 @@ describe('tandem serve', () => {
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve))
     expect(code).toBe(2)
     expect(stderr).toMatch(/--port must be an integer from 0 to 65535/)
+  })
+})
+
+describe('tandem serve flags', () => {
+  it('--token-delay-ms paces replies (default 0, none) and refuses values out of range', () => {
+    expect(parseCli(['serve'])).toMatchObject({ command: 'serve', tokenDelayMs: 0 })
+    expect(parseCli(['serve', '--token-delay-ms', '20'])).toMatchObject({ command: 'serve', tokenDelayMs: 20 })
+    expect(() => parseCli(['serve', '--token-delay-ms=-1'])).toThrow(new RegExp(`--token-delay-ms must be an integer from 0 to ${MAX_TOKEN_DELAY_MS}`))
+    expect(() => parseCli(['serve', '--token-delay-ms', '2.5'])).toThrow(UsageError)
+    expect(() => parseCli(['serve', '--token-delay-ms', String(MAX_TOKEN_DELAY_MS + 1)])).toThrow(UsageError)
   })
 })
 

@@ -1,6 +1,6 @@
 /** @file A real app (services over a SQLite file in a temp dir) with chosen model folders, and helpers to call it. */
 import { join } from 'node:path'
-import { createApp, type App, type DispatchOutcome } from '../../main/services'
+import { createApp, type App, type AppOptions, type DispatchOutcome } from '../../main/services'
 import type { ChatEvent, Conversation } from '../../preload/api'
 import { sharedModel, sharedModels, tempDir } from '../helpers/paths'
 
@@ -19,8 +19,8 @@ export interface AppFixture {
   dispose(): Promise<void>
 }
 
-/** Options: model folders (default: the shared models), and whether to start in an existing folder. */
-export function appFixture(options: { modelDirs?: readonly string[]; dir?: string } = {}): AppFixture {
+/** Options: model folders (default: the shared models), whether to start in an existing folder, and the chat's clock and pace. */
+export function appFixture(options: { modelDirs?: readonly string[]; dir?: string } & Pick<AppOptions, 'monotonicMs' | 'pace'> = {}): AppFixture {
   const scratch = options.dir === undefined ? tempDir('tandem-app-') : null
   const dir = options.dir ?? scratch?.dir ?? ''
   const app = createApp({
@@ -29,7 +29,9 @@ export function appFixture(options: { modelDirs?: readonly string[]; dir?: strin
     devRoot: null,
     env: {},
     homeDir: join(dir, 'home'),
-    appVersion: '9.9.9-test'
+    appVersion: '9.9.9-test',
+    monotonicMs: options.monotonicMs,
+    pace: options.pace
   })
   const call = (channel: string, ...args: unknown[]): Promise<DispatchOutcome> =>
     app.dispatch(channel, args, { emit: () => undefined, signal: new AbortController().signal })

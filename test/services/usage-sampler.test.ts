@@ -3,7 +3,7 @@
  * runner's own interval, system CPU % from core-time deltas, tokens/s, the 60 s window and `sinceMs`), its
  * timer rates, and then a real generation on stories260K through the app.
  */
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { API_LIMITS, type DeviceView, type Message, type PlacementView, type UsageSample } from '../../preload/api'
 import { MAX_USAGE_SAMPLES, USAGE_IDLE_INTERVAL_MS, UsageSampler, type CoreTimes, type UsageReading } from '../../main/services'
 import { appFixture, streamCall, type AppFixture } from './app-fixture'
@@ -115,10 +115,16 @@ describe('UsageSampler timer', () => {
 
 describe('usage during a real generation (stories260K, CPU fast path)', () => {
   let f: AppFixture
+  beforeAll(() => {
+    f = appFixture()
+    // Samples are taken on demand only, every so many deltas: each then covers exactly the forwards between
+    // two of them, however fast they ran. (The timer's rates are checked above with fake timers; a timer
+    // sample landing just before an on-demand one could leave it an empty interval.)
+    f.app.usage.stop()
+  })
   afterAll(() => f.dispose())
 
   it('shows the cpu busy and tokens/s above 0 while generating, and records the devices in the stats', async () => {
-    f = appFixture()
     const conversation = await f.conversation(200)
     const during: UsageSample[] = []
     let deltas = 0
@@ -141,9 +147,10 @@ describe('usage during a real generation (stories260K, CPU fast path)', () => {
     expect(message?.stats?.deviceBusy?.[0].busyMs).toBeGreaterThan(0)
   })
 
-  it('applies a split placement to the next reply without a restart, and both devices show busy time', async () => {
+  it('applies a split placement to the next reply without a restart, and both devices show busy time', async ({ skip }) => {
     const devices = await f.ok<DeviceView[]>('devices:list')
-    if (!devices.some((d) => d.id === 'webgpu-0' && d.status === 'ready')) return
+    const gpu = devices.find((d) => d.id === 'webgpu-0')
+    skip(gpu?.status !== 'ready', `needs the GPU device webgpu-0, which is ${gpu === undefined ? 'not listed on this machine' : `${gpu.status}: ${gpu.reason ?? 'no reason given'}`}`)
     const view = await f.ok<PlacementView>('devices:setPlacement', { preset: 'layer-split' })
     const used = new Set([view.resolved?.phases.decode.device, ...(view.resolved?.phases.decode.groups.map((g) => g.device) ?? [])])
     expect([...used].sort()).toEqual(['cpu', 'webgpu-0'])

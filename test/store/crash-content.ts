@@ -13,10 +13,10 @@ export function crashContent(i: number, tag: 'u' | 'a'): string {
   return /[\uD800-\uDBFF]$/.test(text) ? text.slice(0, -1) : text
 }
 
-/** How an assistant reply is streamed: this many appendContent calls. */
+/** How an assistant reply is streamed: this many setContent rewrites, each a longer prefix. */
 export const CRASH_CHUNKS = 5
 
-/** The chunk boundaries of a reply (UTF-16 offsets), never splitting a surrogate pair. */
+/** Where each rewrite of a reply ends (UTF-16 offsets), never splitting a surrogate pair. */
 export function chunkEnds(text: string): number[] {
   const ends: number[] = []
   for (let k = 1; k <= CRASH_CHUNKS; k++) {

@@ -37,7 +37,7 @@ function schemaNames(db: Database.Database): string[] {
 }
 
 describe('openDatabase', () => {
-  it('creates the v1 schema in a new file with WAL, foreign keys, NORMAL sync and a busy timeout', () => {
+  it('creates the latest schema in a new file with WAL, foreign keys, NORMAL sync and a busy timeout', () => {
     const db = openDatabase(file)
     try {
       expect(schemaVersion(db)).toBe(LATEST_SCHEMA_VERSION)
@@ -47,9 +47,11 @@ describe('openDatabase', () => {
       expect(db.pragma('synchronous', { simple: true })).toBe(1) // NORMAL
       expect(db.pragma('busy_timeout', { simple: true })).toBe(5000)
       const names = schemaNames(db)
-      for (const t of ['conversations', 'messages', 'settings', 'messages_fts', 'conversations_fts', 'messages_searchable']) {
+      for (const t of ['conversations', 'messages', 'settings', 'messages_fts', 'conversations_fts', 'messages_searchable', 'device_profiles']) {
         expect(names).toContain(t)
       }
+      // v3 dropped it: streamed text lives in messages.content only
+      expect(names).not.toContain('message_chunks')
       expect(db.pragma('integrity_check', { simple: true })).toBe('ok')
       expect(db.pragma('foreign_key_check')).toEqual([])
     } finally {
@@ -99,6 +101,39 @@ describe('openDatabase', () => {
       expect(db.prepare('SELECT title FROM conversations WHERE id = ?').pluck().get(c.id)).toBe('before v2')
     } finally {
       db.close()
+    }
+  })
+
+  it('v3 folds chunk rows left by an older build into their message, in order, then drops message_chunks', () => {
+    // A v2 file as the older build left it after a crash: a reply cut off mid-stream with its chunks not
+    // yet folded (that build stored each streamed piece as a row and folded them when the reply finished).
+    const v2 = openDatabase(file, MIGRATIONS.slice(0, 2))
+    v2.exec(`
+      INSERT INTO conversations (id, title, system_prompt, sampling_json, created_at, updated_at) VALUES ('c', 'crashed', '', '{}', 1, 1);
+      INSERT INTO messages (n, id, conversation_id, seq, role, content, status, created_at, updated_at)
+        VALUES (10, 'u', 'c', 0, 'user', 'Tell me about pangolins', 'complete', 1, 1),
+               (11, 'a', 'c', 1, 'assistant', 'Pangolins ', 'streaming', 1, 1),
+               (12, 'b', 'c', 2, 'assistant', 'no chunks here', 'streaming', 1, 1);
+      INSERT INTO message_chunks (message_n, k, text) VALUES (11, 2, ' scales 🙂'), (11, 0, 'have'), (11, 1, ' keratin');
+    `)
+    expect(schemaVersion(v2)).toBe(2)
+    v2.close()
+
+    const store = openStore(file)
+    try {
+      expect(schemaVersion(store.db)).toBe(3)
+      expect(schemaNames(store.db)).not.toContain('message_chunks')
+      // the text the older build showed (content, then the chunks in k order), still streaming until startup
+      expect(store.messages.get('a')).toMatchObject({ content: 'Pangolins have keratin scales 🙂', status: 'streaming' })
+      expect(store.messages.get('b')).toMatchObject({ content: 'no chunks here', status: 'streaming' })
+      expect(store.messages.get('u')?.content).toBe('Tell me about pangolins')
+      // startup recovery then stops the replies and indexes their whole text
+      expect(store.messages.markInterrupted()).toBe(2)
+      expect(store.conversations.search('keratin').map((h) => h.messageId)).toEqual(['a'])
+      expect(store.db.pragma('integrity_check', { simple: true })).toBe('ok')
+      expect(store.db.pragma('foreign_key_check')).toEqual([])
+    } finally {
+      store.close()
     }
   })
 

@@ -1,4 +1,4 @@
-/** @file MessageStore on a real file: append order, streaming updates, patches, deleteAfter, stats, huge content. */
+/** @file MessageStore on a real file: append order, streaming rewrites, patches, deleteAfter, stats, huge content. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { StoreNotFoundError, type MessageStats } from '../../main/store'
 import { storeFixture, type StoreFixture } from './fixture'
@@ -33,9 +33,6 @@ function bigText(length: number, seed: number): string {
   return /[\uD800-\uDBFF]$/.test(out) ? out.slice(0, -1) + 'x' : out
 }
 
-/** Rows in message_chunks: streamed text not yet folded into its message. */
-const chunkRows = (): unknown => f.store.db.prepare('SELECT COUNT(*) FROM message_chunks').pluck().get()
-
 describe('MessageStore', () => {
   it('appends in seq order per conversation and lists in that order', () => {
     const { conversations, messages } = f.store
@@ -65,60 +62,37 @@ describe('MessageStore', () => {
     expect(() => messages.append({ conversationId: 'nope', role: 'user' })).toThrow(StoreNotFoundError)
   })
 
-  it('streams with appendContent/setContent, then finishes with update (status, stats, error)', () => {
+  it('streams with setContent (each call replaces the whole text), then finishes with update (status, stats, error)', () => {
     const { conversations, messages } = f.store
     const c = conversations.create()
     const reply = messages.append({ conversationId: c.id, role: 'assistant', status: 'streaming' })
     expect(reply.content).toBe('')
     const tokens = ['Once', ' upon', ' a', ' time', ' 🙂', '\n']
+    let text = ''
     for (const t of tokens) {
       f.clock.advance(1)
-      messages.appendContent(reply.id, t)
+      text += t
+      messages.setContent(reply.id, text)
+      expect(messages.get(reply.id)).toMatchObject({ content: text, status: 'streaming', updatedAtMs: f.clock.now() })
     }
-    expect(messages.get(reply.id)?.content).toBe(tokens.join(''))
     expect(messages.list(c.id)[0].content).toBe(tokens.join(''))
+    // the saved text is whatever was passed last, shorter or not
     messages.setContent(reply.id, 'Once upon a')
     expect(messages.get(reply.id)?.content).toBe('Once upon a')
-    messages.appendContent(reply.id, ' time')
-    expect(messages.get(reply.id)?.content).toBe('Once upon a time')
 
     f.clock.advance(10)
-    const done = messages.update(reply.id, { status: 'complete', stats: STATS })
+    const done = messages.update(reply.id, { content: 'Once upon a time', status: 'complete', stats: STATS })
     expect(done).toMatchObject({ status: 'complete', stats: STATS, content: 'Once upon a time', error: null })
     expect(done.updatedAtMs).toBe(f.clock.now())
-    expect(chunkRows()).toBe(0) // folded into content
     expect(f.store.conversations.get(c.id)?.updatedAtMs).toBe(f.clock.now())
 
+    // a patch without content keeps the saved text
     const failed = messages.update(reply.id, { status: 'error', error: 'device lost' })
-    expect(failed).toMatchObject({ status: 'error', error: 'device lost', stats: STATS })
+    expect(failed).toMatchObject({ status: 'error', error: 'device lost', stats: STATS, content: 'Once upon a time' })
     expect(messages.update(reply.id, { error: null, stats: null })).toMatchObject({ status: 'error', error: null, stats: null })
 
-    // Not streaming any more: appends go straight into content (and the search index).
-    messages.appendContent(reply.id, '!')
-    expect(messages.get(reply.id)?.content).toBe('Once upon a time!')
-    expect(chunkRows()).toBe(0)
-
-    expect(() => messages.appendContent('nope', 'x')).toThrow(StoreNotFoundError)
     expect(() => messages.setContent('nope', 'x')).toThrow(StoreNotFoundError)
     expect(() => messages.update('nope', { status: 'complete' })).toThrow(StoreNotFoundError)
-  })
-
-  it('drops unfolded chunks when content is replaced or the message deleted', () => {
-    const { conversations, messages } = f.store
-    const c = conversations.create()
-    const a = messages.append({ conversationId: c.id, role: 'assistant', status: 'streaming', content: 'start ' })
-    messages.appendContent(a.id, 'draft one')
-    expect(messages.update(a.id, { content: 'final', status: 'complete' }).content).toBe('final')
-    expect(chunkRows()).toBe(0)
-    const b = messages.append({ conversationId: c.id, role: 'assistant', status: 'streaming' })
-    messages.appendContent(b.id, 'x')
-    messages.appendContent(b.id, 'y')
-    expect(messages.update(b.id, { stats: STATS })).toMatchObject({ status: 'streaming', content: 'xy', stats: STATS })
-    messages.appendContent(b.id, 'z')
-    expect(chunkRows()).toBe(1)
-    messages.deleteAfter(c.id, a.seq)
-    expect(chunkRows()).toBe(0)
-    expect(messages.list(c.id).map((m) => m.content)).toEqual(['final'])
   })
 
   it('refuses stats with non-finite numbers and reads corrupt stats_json as null', () => {
@@ -157,17 +131,17 @@ describe('MessageStore', () => {
     expect(() => messages.deleteAfter(c.id, 0.5)).toThrow(RangeError)
   })
 
-  it('markInterrupted turns leftover streaming messages into stopped ones', () => {
+  it('markInterrupted turns leftover streaming messages into stopped ones, keeping the last saved text', () => {
     const { conversations, messages } = f.store
     const c = conversations.create()
     const a = messages.append({ conversationId: c.id, role: 'assistant', status: 'streaming', content: 'half' })
-    messages.appendContent(a.id, ' a rep')
+    messages.setContent(a.id, 'half a rep')
     const b = messages.append({ conversationId: c.id, role: 'user', content: 'done' })
     const again = f.reopen()
-    expect(again.messages.get(a.id)?.content).toBe('half a rep')
+    expect(again.messages.get(a.id)).toMatchObject({ status: 'streaming', content: 'half a rep' })
+    f.clock.advance(5)
     expect(again.messages.markInterrupted()).toBe(1)
-    expect(again.messages.get(a.id)).toMatchObject({ status: 'stopped', content: 'half a rep' })
-    expect(chunkRows()).toBe(0)
+    expect(again.messages.get(a.id)).toMatchObject({ status: 'stopped', content: 'half a rep', updatedAtMs: f.clock.now() })
     expect(again.messages.get(b.id)?.status).toBe('complete')
     expect(again.messages.markInterrupted()).toBe(0)
   })
@@ -187,8 +161,9 @@ describe('MessageStore', () => {
     const huge = bigText(2 * 1024 * 1024, 2) // 2 Mi UTF-16 units, ~2.8 MB as UTF-8
     const m1 = messages.append({ conversationId: c.id, role: 'user', content: big })
     const m2 = messages.append({ conversationId: c.id, role: 'assistant', content: huge })
+    // streamed the way the chat service saves a reply: the growing text rewritten whole, then finished
     const streamed = messages.append({ conversationId: c.id, role: 'assistant', status: 'streaming' })
-    for (let i = 0; i < big.length; i += 20_000) messages.appendContent(streamed.id, big.slice(i, i + 20_000))
+    for (let end = 20_000; end <= big.length; end += 20_000) messages.setContent(streamed.id, big.slice(0, end))
     messages.update(streamed.id, { status: 'complete' })
 
     const again = f.reopen()

@@ -93,7 +93,7 @@ describe('ConversationStore.search', () => {
     const { conversations, messages } = f.store
     const c = conversations.create({ title: 'zebra notes' })
     const reply = messages.append({ conversationId: c.id, role: 'assistant', status: 'streaming' })
-    messages.appendContent(reply.id, 'the okapi is related to the giraffe')
+    messages.setContent(reply.id, 'the okapi is related to the giraffe')
     expect(conversations.search('okapi')).toEqual([])
     messages.update(reply.id, { status: 'complete' })
     expect(conversations.search('okapi').map((h) => h.messageId)).toEqual([reply.id])

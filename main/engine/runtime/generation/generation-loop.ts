@@ -29,6 +29,11 @@ export interface GenerateRequest {
   readonly stopTokenIds?: readonly number[]
   readonly stopStrings?: readonly string[]
   readonly signal?: AbortSignal
+  /**
+   * Awaited before each token after the first, before the abort check: a caller can slow the loop down
+   * (`tandem serve --token-delay-ms`, for end-to-end tests). It should resolve promptly once `signal` aborts.
+   */
+  readonly pace?: () => Promise<void>
 }
 
 export interface GenerationEvent {
@@ -147,6 +152,7 @@ export class GenerationLoop {
     let stopReason: StopReason = 'max-tokens'
     let firstTokenAt = 0
     while (logits) {
+      if (req.pace !== undefined && tokens.length > 0) await req.pace()
       if (req.signal?.aborted) {
         stopReason = 'aborted'
         break

@@ -7,6 +7,7 @@
  * (devices/ort.ts, preload/index.ts, preload/api.ts) come after the folder they refine. Relative
  * specifiers are matched by regex without resolving them, so a `../`-run followed by a layer name means
  * that layer ("../model", "../../model/gguf"); no folder inside a layer may reuse a layer name.
+ * main/common (the boundary reader) imports nothing and every folder of main/ may import it.
  * A file under main/, preload/ or renderer/ that no block claims fails with `tandem/layer-covered`:
  * a new folder needs its own block before it can hold code. Do not relax these rules to make code pass.
  */
@@ -17,6 +18,18 @@ import tseslint from 'typescript-eslint'
 
 /** Engine layers, bottom to top: a layer may import the layers before it, through their index.ts. */
 const ENGINE_LAYERS = ['model', 'graph', 'devices', 'plan', 'runtime']
+
+/**
+ * Folders of main/engine/runtime and the sibling folders each may not import: generation and session stand
+ * alone, hetero builds on session, profile on hetero, model-worker on session and hetero.
+ */
+const RUNTIME_FOLDERS = {
+  generation: ['session', 'hetero', 'profile', 'model-worker'],
+  session: ['generation', 'hetero', 'profile', 'model-worker'],
+  hetero: ['generation', 'profile', 'model-worker'],
+  profile: ['generation', 'model-worker'],
+  'model-worker': ['generation', 'profile']
+}
 
 /** Top-level folders of main/ outside the engine. */
 const MAIN_FOLDERS = ['store', 'services', 'server', 'cli']
@@ -145,6 +158,14 @@ export default defineConfig(
 
   // --- main/engine: runtime -> plan -> devices -> graph -> model ---
   ...ENGINE_LAYERS.map((name) => layer(`engine-${name}`, [`main/engine/${name}/**/*.ts`], enginePatterns(name))),
+  // inside runtime: what runs together lives together, and the folders stack (runtime/index.ts has the map)
+  ...Object.entries(RUNTIME_FOLDERS).map(([folder, banned]) =>
+    layer(`engine-runtime-${folder}`, [`main/engine/runtime/${folder}/**/*.ts`], [
+      ...enginePatterns('runtime'),
+      ban(`${UP}(${banned.join('|')})(/|$)`, `main/engine/runtime/${folder} may not import runtime/${banned.join(', runtime/')} (see the map in runtime/index.ts).`),
+      ban(`${UP}text-model$`, 'Only the runtime root builds on text-model.ts; nothing below it imports it.')
+    ])
+  ),
   layer(
     'engine-devices-ort',
     ['main/engine/devices/ort.ts'],

@@ -51,7 +51,3 @@ export function isApiChannel(name: string): name is ApiChannel {
   return Object.hasOwn(API_METHODS, name)
 }
 
-/** True when `channel` streams events. */
-export function isStreamChannel(channel: ApiChannel): channel is StreamChannel {
-  return API_METHODS[channel] === 'stream'
-}

@@ -77,27 +77,3 @@ export class DeviceProfileStore {
     return this.clearStmt.run().changes
   }
 }
-
-/** One DeviceProfileStore per connection, for the function forms below (statements prepared once). */
-const STORES = new WeakMap<Db, DeviceProfileStore>()
-
-function storeOf(db: Db): DeviceProfileStore {
-  let store = STORES.get(db)
-  if (store === undefined) STORES.set(db, (store = new DeviceProfileStore(db)))
-  return store
-}
-
-/** The cached profile for (deviceKey, shapeKey) read through `validate` (e.g. parseProfile), or null; see DeviceProfileStore.get. */
-export function getDeviceProfile<T>(db: Db, deviceKey: string, shapeKey: string, validate: Validator<T>): T | null {
-  return storeOf(db).get(deviceKey, shapeKey, validate)
-}
-
-/** Stores (or replaces) the profile for (deviceKey, shapeKey), stamped with the current time. */
-export function putDeviceProfile(db: Db, deviceKey: string, shapeKey: string, profile: unknown): void {
-  storeOf(db).put(deviceKey, shapeKey, profile)
-}
-
-/** Removes the cached profile for (deviceKey, shapeKey); returns whether one was stored. */
-export function deleteDeviceProfile(db: Db, deviceKey: string, shapeKey: string): boolean {
-  return storeOf(db).delete(deviceKey, shapeKey)
-}

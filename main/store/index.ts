@@ -15,7 +15,7 @@ export { checkMigrations, LATEST_SCHEMA_VERSION, MIGRATIONS, type Migration } fr
 export { ConversationStore } from './conversations'
 export { MessageStore } from './messages'
 export { SettingsStore, type Validator } from './settings'
-export { deleteDeviceProfile, DeviceProfileStore, getDeviceProfile, putDeviceProfile, MAX_PROFILE_JSON_BYTES, MAX_PROFILE_KEY_LENGTH } from './device-profiles'
+export { DeviceProfileStore, MAX_PROFILE_JSON_BYTES, MAX_PROFILE_KEY_LENGTH } from './device-profiles'
 export { MAX_QUERY_CHARS, MAX_QUERY_TERMS, MAX_SEARCH_LIMIT } from './search-query'
 export type { JsonObject, JsonValue } from './rows'
 export * from './types'

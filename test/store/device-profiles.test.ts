@@ -9,14 +9,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { parseProfile, type Profile } from '../../main/engine/plan'
 import {
   ConversationStore,
-  deleteDeviceProfile,
-  getDeviceProfile,
   LATEST_SCHEMA_VERSION,
   MAX_PROFILE_JSON_BYTES,
   MIGRATIONS,
   openDatabase,
   openStore,
-  putDeviceProfile,
   schemaVersion
 } from '../../main/store'
 import { syntheticProfile, testConfig } from '../plan/fixtures'
@@ -86,15 +83,15 @@ describe('device profile cache', () => {
     expect(f.store.db.prepare('SELECT COUNT(*) FROM device_profiles').pluck().get()).toBe(0)
   })
 
-  it('offers the same through functions on the connection, with delete and clear', () => {
-    const db = f.store.db
-    putDeviceProfile(db, DEVICES, SHAPE, profile())
-    putDeviceProfile(db, DEVICES, `${SHAPE} q8`, profile(0.2))
-    expect(getDeviceProfile(db, DEVICES, SHAPE, parseProfile)).toEqual(profile())
-    expect(deleteDeviceProfile(db, DEVICES, SHAPE)).toBe(true)
-    expect(deleteDeviceProfile(db, DEVICES, SHAPE)).toBe(false)
-    expect(getDeviceProfile(db, DEVICES, SHAPE, parseProfile)).toBeNull()
-    expect(f.store.deviceProfiles.clear()).toBe(1)
+  it('deletes one profile and clears the rest', () => {
+    const profiles = f.store.deviceProfiles
+    profiles.put(DEVICES, SHAPE, profile())
+    profiles.put(DEVICES, `${SHAPE} q8`, profile(0.2))
+    expect(profiles.get(DEVICES, SHAPE, parseProfile)).toEqual(profile())
+    expect(profiles.delete(DEVICES, SHAPE)).toBe(true)
+    expect(profiles.delete(DEVICES, SHAPE)).toBe(false)
+    expect(profiles.get(DEVICES, SHAPE, parseProfile)).toBeNull()
+    expect(profiles.clear()).toBe(1)
   })
 })
 

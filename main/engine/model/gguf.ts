@@ -33,7 +33,6 @@ export const GGUF_DEFAULT_ALIGNMENT = 32
 
 export type GgufNumberType = 'u8' | 'i8' | 'u16' | 'i16' | 'u32' | 'i32' | 'f32' | 'f64'
 export type GgufBigIntType = 'u64' | 'i64'
-export type GgufScalarType = GgufNumberType | GgufBigIntType | 'bool' | 'string'
 
 /** A metadata array: homogeneous items of one GGUF type. */
 export type GgufArray =

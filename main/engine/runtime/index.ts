@@ -1,25 +1,29 @@
 /**
- * @file Public surface of the runtime's model execution: the worker-backed ModelWorkerClient, the in-thread
- * SingleSessionEngine it wraps, the runtime-owned KV cache and compile-or-reuse of graphs.
- * and the generation layer above it: sampling, stop rules, the streaming loop and TextModel.
+ * @file The runtime: runs a compiled model on this machine's devices. What runs together lives together:
+ *
+ *   text-model.ts     TextModel: what the app and the CLI hold — tokenizer + chat template on this thread,
+ *                     the model in a worker (a ModelWorkerClient), and the GenerationLoop over both
+ *   generation/       the generation loop (prompt → forward → sample → detokenize → stop rules), sampler, stop text
+ *   model-worker/     the model worker thread: its client (promises on the caller's thread), its entry, its
+ *                     wire protocol; the worker reads the weights where the caller's header parse says and
+ *                     runs one of the two engines
+ *   engine-choice.ts  chooseEngine: the one decision of which engine runs a placement
+ *   forward.ts        what both engines share: the forward contract, its checks, the prefill chunking
+ *   session/          SingleSessionEngine: the whole model as one ONNX session on the CPU (the fast path),
+ *                     its runtime-owned KV cache, and the on-disk graph cache (openOrCompile)
+ *   hetero/           DeviceWorkersEngine: one device worker per device (DeviceHost ↔ device-worker.ts /
+ *                     DeviceExecutor), the value arena and control-block hand-off between them, the forward
+ *                     DAG, its out-of-order scheduler, and the timing of one session a worker can do
+ *   profile/          the profiler Auto plans from: times op-group graphs and the hand-off through the same
+ *                     device workers (DeviceHost), and turns run medians into the planner's group times
+ *   context.ts, usage.ts, errors.ts, worker-thread.ts   the context policy, the live per-device busy board,
+ *                     the runtime's errors, and how worker entries start from source or built
+ *
+ * Layers inside: generation and session import nothing of the others; hetero may use session (the KV cache,
+ * the graph cache); profile uses hetero; model-worker uses session and hetero; text-model uses model-worker
+ * and generation (enforced in eslint.config.js).
  */
-export { openModelWorker, type ModelWorkerClient, type ModelWorkerOptions } from './model-worker/model-worker-client'
-export { DeviceWorkersEngine, type DeviceWorkersOptions, type DeviceWorkersSetupInfo } from './hetero/device-workers-engine'
-export { deviceSetupOf, type DeviceSetup, type SetupGraph, type PhaseStep } from './hetero/device-setup'
-export { chooseEngine, type EngineChoice } from './engine-choice'
-export { chunkLengths, type ForwardEngine } from './forward'
-export { DeviceHost, type DeviceHostOptions } from './hetero/device-host'
-export { CommandChannel, serveCommands, createControlBuffer, MAX_COMMAND_ARGS, type CommandHandler } from './hetero/handoff'
-export { ValueArena, parityOf, MAX_ARENA_BYTES, type ArenaInit, type ArenaSlot, type Parity, type SlotShape } from './hetero/value-arena'
-export { runSchedule, type DeviceRecord, type ScheduleOptions, type ScheduleReport } from './hetero/scheduler'
-export { TaskGraph, MAX_SCHEDULED_TASKS, type ScheduledTask } from './hetero/task-graph'
-export { buildForwardDag, HOST_DEVICE, type ForwardTask } from './hetero/forward-dag'
-export { UsageBoard, usageDelta, epochNowMs, MAX_USAGE_DEVICES, type DeviceUsage } from './usage'
-export { SingleSessionEngine, type SingleSessionOptions } from './session/single-session-engine'
-export { KvCache, type KvCacheShape } from './session/kv-cache'
-export { openCachedGraph, openOrCompile, type CompileInfo, type CachedGraphOptions } from './session/open-cached-graph'
-export { resolveContext, DEFAULT_MAX_CONTEXT, MAX_ROPE_TABLE_POSITIONS } from './context'
-export { ContextOverflowError, ForwardCancelledError, WorkerExitedError, ProtocolError } from './errors'
+export { TextModel, type ChatMessage, type OpenModelOptions } from './text-model'
 export {
   GenerationLoop,
   type ForwardModel,
@@ -31,8 +35,14 @@ export {
   type StopReason
 } from './generation/generation-loop'
 export { createSampler, DEFAULT_SAMPLING, validateSampling, type Sampler, type SamplingOptions } from './generation/sampler'
-export { StopStringFilter } from './generation/stop-text'
-export { TextModel, type ChatMessage, type OpenModelOptions } from './text-model'
+export { openModelWorker, type ModelHeader, type ModelWorkerClient, type ModelWorkerOptions } from './model-worker/model-worker-client'
+export { chooseEngine, type EngineChoice } from './engine-choice'
+export { chunkLengths, type ForwardEngine } from './forward'
+export { SingleSessionEngine, type SingleSessionOptions } from './session/single-session-engine'
+export { openCachedGraph, openOrCompile, type CompileInfo, type CachedGraphOptions } from './session/open-cached-graph'
+export { DeviceWorkersEngine, type DeviceWorkersOptions, type DeviceWorkersSetupInfo } from './hetero/device-workers-engine'
+export { DeviceHost, type DeviceHostOptions } from './hetero/device-host'
+export { ValueArena } from './hetero/value-arena'
 export {
   profileCacheKeys,
   profileDevices,
@@ -47,5 +57,6 @@ export {
 export { profileParts, PROFILE_PART_RATIO, STACK_LAYERS, type PartTarget, type ProfilePart, type ProfileTarget } from './profile/profile-graphs'
 export { calibrationScales, deviceGroupTimings, devicePartitionTimings, groupSamples, MIN_CALIBRATION_SCALE, MIN_GROUP_MS, type PartRuns, type RunSample } from './profile/profile-timing'
 export { measureLink, LINK_SIZES_BYTES, type LinkMeasurement, type LinkSample } from './profile/link'
-export type { SamplingRules } from './hetero/session-timing'
-export { startWorkerThread, workerEntryUrl } from './worker-thread'
+export { resolveContext, DEFAULT_MAX_CONTEXT, MAX_ROPE_TABLE_POSITIONS } from './context'
+export { UsageBoard, usageDelta, type DeviceUsage } from './usage'
+export { ContextOverflowError, ForwardCancelledError, WorkerExitedError, ProtocolError } from './errors'

@@ -178,21 +178,6 @@ export function groupDevices(phase: PlacementPhaseJson, opGroups: readonly strin
   return out
 }
 
-/** Every device a phase names (default, overrides, partitions), in first-use order. */
-export function phaseDeviceIds(phase: PlacementPhaseJson, opGroups: readonly string[]): string[] {
-  const ids = new Set<string>()
-  const devices = groupDevices(phase, opGroups)
-  const partitioned = new Set(phase.partitions.filter((x) => isEvery(x.layer)).map((x) => x.group))
-  for (const group of opGroups) {
-    const d = devices.get(group)
-    if (d !== undefined && !partitioned.has(group)) ids.add(d)
-  }
-  if (opGroups.length === 0) ids.add(phase.device)
-  for (const g of phase.groups) if (!isEvery(g.layer)) ids.add(g.device)
-  for (const x of phase.partitions) for (const d of x.devices) ids.add(d)
-  return [...ids]
-}
-
 /** "ffn split by rows: 60% on A, 40% on B", "qkv split by sequence: the first 128 tokens of each chunk on A, the rest on B". */
 export function describePartition(part: PartitionEntry, nameOf: (id: string) => string): string {
   const where = typeof part.layer === 'number' ? ` in layer ${part.layer}` : ''

@@ -12,7 +12,7 @@ import { FieldReader, failWith, isRecord } from '../../../common/reader'
 import { MAX_DEVICE_ID_LENGTH } from '../../devices'
 import { isControlBuffer } from './handoff'
 import { readTimingRequest, type TimingRequest } from './session-timing'
-import { MAX_PATH_LENGTH, MAX_POSITION } from '../model-worker/protocol'
+import { MAX_PATH_LENGTH, MAX_POSITION } from '../wire-limits'
 import { MAX_USAGE_DEVICES } from '../usage'
 
 /** Command op codes (control block slot 3). */

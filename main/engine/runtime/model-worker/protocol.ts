@@ -9,13 +9,10 @@ import { readModelConfig, readWeightLayout, type ModelConfig, type WeightLayout 
 import { ProtocolError } from '../errors'
 import type { CompileInfo } from '../session/open-cached-graph'
 import { MAX_USAGE_DEVICES } from '../usage'
+import { MAX_PATH_LENGTH, MAX_POSITION } from '../wire-limits'
 
 /** Most tokens one forward request may carry (a whole context of the largest models, with margin). */
 export const MAX_FORWARD_TOKENS = 1 << 20
-/** Largest position or context length accepted on the wire. */
-export const MAX_POSITION = 1 << 24
-/** Longest path string accepted on the wire. */
-export const MAX_PATH_LENGTH = 4096
 /** Longest error message accepted on the wire (ORT's can list whole graphs). */
 const MAX_WIRE_MESSAGE_LENGTH = 1 << 20
 

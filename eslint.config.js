@@ -150,6 +150,12 @@ export default defineConfig(
       '@typescript-eslint/no-explicit-any': 'error'
     }
   },
+  // House rule 12: data from outside is read into typed values, never asserted. `as const` stays allowed.
+  {
+    name: 'tandem/no-type-assertions',
+    files: ['main/**/*.{ts,tsx}', 'preload/**/*.{ts,tsx}', 'renderer/**/*.{ts,tsx}'],
+    rules: { '@typescript-eslint/consistent-type-assertions': ['error', { assertionStyle: 'never' }] }
+  },
   {
     name: 'tandem/layering/must-be-covered',
     files: ['main/**/*.{ts,tsx}', 'preload/**/*.{ts,tsx}', 'renderer/**/*.{ts,tsx}'],

@@ -13,7 +13,7 @@ const SUPPORTED_TOKENIZER_MODELS = ['llama', 'gpt2'] as const
 type TokenizerModel = (typeof SUPPORTED_TOKENIZER_MODELS)[number]
 
 function isSupportedModel(m: string): m is TokenizerModel {
-  return (SUPPORTED_TOKENIZER_MODELS as readonly string[]).includes(m)
+  return SUPPORTED_TOKENIZER_MODELS.some((known) => known === m)
 }
 
 /** Reads and validates the vocabulary. */

@@ -112,10 +112,10 @@ export class ChatService {
     return true
   }
 
-  /** What the usage sampler reads: the open runner's busy counters, tokens streamed, and whether one is running. */
+  /** What the usage sampler reads: the open model worker's busy counters, tokens streamed, and whether one is running. */
   usageReading(): UsageReading {
     const model = this.slot.openModel
-    return { runner: model === null ? null : { owner: model, usage: model.runner.usage() }, tokens: this.tokensStreamed, generating: this.generating }
+    return { worker: model === null ? null : { owner: model, usage: model.worker.usage() }, tokens: this.tokensStreamed, generating: this.generating }
   }
 
   /** Stops everything, waits for the queue to drain, and closes the model. */

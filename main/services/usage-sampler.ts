@@ -1,7 +1,7 @@
 /**
  * @file The live utilization view's data: a sample every API_LIMITS.usageIntervalMs (250 ms) while a
  * generation runs and every USAGE_IDLE_INTERVAL_MS when idle, each with per-device busy % (from the open
- * runner's cumulative busy time), whole-system CPU % (from os.cpus() time deltas) and tokens/s (tokens the
+ * model worker's cumulative busy time), whole-system CPU % (from os.cpus() time deltas) and tokens/s (tokens the
  * chat streamed over the interval). A ring buffer keeps the last API_LIMITS.usageWindowMs (60 s).
  */
 import { cpus } from 'node:os'
@@ -13,17 +13,17 @@ export const USAGE_IDLE_INTERVAL_MS = 1000
 /** Most samples kept: a full window at the fast rate, plus the one at its edge. */
 export const MAX_USAGE_SAMPLES = Math.ceil(API_LIMITS.usageWindowMs / API_LIMITS.usageIntervalMs) + 1
 
-/** Cumulative busy time of the open runner's devices, as `ModelWorkerClient.usage()` reports it. */
-export interface RunnerUsage {
-  /** when the counters were last updated (ms, the runner's clock) */
+/** Cumulative busy time of the open model worker's devices, as `ModelWorkerClient.usage()` reports it. */
+export interface WorkerUsage {
+  /** when the counters were last updated (ms, the worker's clock) */
   readonly atMs: number
   readonly devices: readonly { readonly id: string; readonly busyMs: number }[]
 }
 
 /** What the sampler reads each tick (ChatService provides it). */
 export interface UsageReading {
-  /** the open runner's counters; `runner` identifies it (a new runner restarts its counters at 0); null when none is open */
-  readonly runner: { readonly owner: object; readonly usage: RunnerUsage } | null
+  /** the open model worker's counters; `owner` identifies it (a new worker restarts its counters at 0); null when none is open */
+  readonly worker: { readonly owner: object; readonly usage: WorkerUsage } | null
   /** tokens streamed by all generations so far (monotonic) */
   readonly tokens: number
   /** true while a generation is running */
@@ -42,7 +42,7 @@ export interface CoreTimes {
 /** Inputs of the sampler; clocks and CPU counters can be replaced (tests drive it deterministically). */
 export interface UsageSamplerOptions {
   readonly read: () => UsageReading
-  /** device ids to list in every sample (ready devices, in list order); runner devices are added */
+  /** device ids to list in every sample (ready devices, in list order); devices the worker reports are added */
   readonly deviceIds: () => readonly string[]
   /** epoch ms stamped on samples (default Date.now) */
   readonly nowMs?: () => number
@@ -59,7 +59,7 @@ interface Baseline {
   readonly cpuBusyMs: number
   readonly cpuTotalMs: number
   readonly owner: object | null
-  readonly runner: RunnerUsage | null
+  readonly worker: WorkerUsage | null
 }
 
 const clampPercent = (x: number): number => (Number.isFinite(x) ? Math.min(100, Math.max(0, x)) : 0)
@@ -82,7 +82,7 @@ export class UsageSampler {
   private next = 0
   private count = 0
   private base: Baseline | null = null
-  /** last busy % per device, repeated while the runner has not updated its counters since */
+  /** last busy % per device, repeated while the worker's counters have not moved its counters since */
   private lastPercent = new Map<string, number>()
   private timer: NodeJS.Timeout | null = null
   private running = false
@@ -147,23 +147,24 @@ export class UsageSampler {
   }
 
   /**
-   * Busy % per device: Δ busy ms / Δ ms of the runner's own update times, clamped to 0..100. When the runner
-   * has not updated since the last sample (it reports every ≥250 ms) the previous value is repeated while
-   * generating, so the series does not flicker to 0 between updates. A new runner only sets the baseline.
+   * Busy % per device: Δ busy ms / Δ ms between the two readings' own times (the board is read live, a run in
+   * progress counted up to the reading), clamped to 0..100. When no time passed between the readings the
+   * previous value is repeated while generating, so the series does not flicker to 0. A new model worker
+   * only sets the baseline (its counters start at 0).
    */
   private devicePercents(reading: UsageReading, base: Baseline, now: Baseline): UsageSample['devices'] {
     const ids = [...this.options.deviceIds()]
-    for (const d of now.runner?.devices ?? []) if (!ids.includes(d.id)) ids.push(d.id)
-    const sameRunner = now.owner !== null && now.owner === base.owner && base.runner !== null && now.runner !== null
-    const spanMs = sameRunner && now.runner !== null && base.runner !== null ? now.runner.atMs - base.runner.atMs : 0
+    for (const d of now.worker?.devices ?? []) if (!ids.includes(d.id)) ids.push(d.id)
+    const sameWorker = now.owner !== null && now.owner === base.owner && base.worker !== null && now.worker !== null
+    const spanMs = sameWorker && now.worker !== null && base.worker !== null ? now.worker.atMs - base.worker.atMs : 0
     const percents = new Map<string, number>()
     for (const id of ids) {
       let p = 0
-      if (sameRunner && spanMs > 0) {
-        const busyNow = now.runner?.devices.find((d) => d.id === id)?.busyMs ?? 0
-        const busyBefore = base.runner?.devices.find((d) => d.id === id)?.busyMs ?? 0
+      if (sameWorker && spanMs > 0) {
+        const busyNow = now.worker?.devices.find((d) => d.id === id)?.busyMs ?? 0
+        const busyBefore = base.worker?.devices.find((d) => d.id === id)?.busyMs ?? 0
         p = clampPercent((100 * (busyNow - busyBefore)) / spanMs)
-      } else if (sameRunner && reading.generating) {
+      } else if (sameWorker && reading.generating) {
         p = this.lastPercent.get(id) ?? 0
       }
       percents.set(id, p)
@@ -179,8 +180,8 @@ export class UsageSampler {
       tokens: reading.tokens,
       cpuBusyMs: cpu.busy,
       cpuTotalMs: cpu.total,
-      owner: reading.runner?.owner ?? null,
-      runner: reading.runner === null ? null : { atMs: reading.runner.usage.atMs, devices: reading.runner.usage.devices.map((d) => ({ ...d })) }
+      owner: reading.worker?.owner ?? null,
+      worker: reading.worker === null ? null : { atMs: reading.worker.usage.atMs, devices: reading.worker.usage.devices.map((d) => ({ ...d })) }
     }
   }
 

@@ -127,16 +127,16 @@ describe.skipIf(lavapipeSkipReason !== null)('ModelWorkerClient with a placement
     const { placement } = buildPreset('layer-split', stories.config, devices, { prefillChunkTokens: CHUNK })
     const model = await TextModel.open(sharedModel(STORIES), { cacheDir: tmp.dir, threads: 1, maxContext: 64, placement, devices })
     try {
-      expect(model.runner.placement).toEqual(placement)
-      expect(model.runner.compileInfo.graphPath).toMatch(/graphs on cpu, webgpu-0, 0 from the cache\)$/)
-      expect(model.runner.compileInfo.cacheHit).toBe(false)
+      expect(model.worker.placement).toEqual(placement)
+      expect(model.worker.compileInfo.graphPath).toMatch(/graphs on cpu, webgpu-0, 0 from the cache\)$/)
+      expect(model.worker.compileInfo.cacheHit).toBe(false)
       const gen = model.generate({ promptIds: [1], maxTokens: 16, sampling: { temperature: 0 } })
       const result = await gen.result
       expect(result.tokens).toEqual(PUBLISHED_STORIES260K_IDS.slice(0, 16))
       const stats = result.stats.devices
       expect(stats.map((d) => d.id).sort()).toEqual(['cpu', 'webgpu-0'])
       for (const d of stats) expect(d.busyMs, d.id).toBeGreaterThan(0)
-      const usage = model.runner.usage()
+      const usage = model.worker.usage()
       expect(usage.atMs).toBeGreaterThan(Date.now() - 60_000)
       for (const d of usage.devices) expect(d.runs).toBeGreaterThan(0)
     } finally {

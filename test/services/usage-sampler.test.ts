@@ -14,7 +14,7 @@ function scripted() {
     epochMs: 1_000_000,
     monoMs: 0,
     busy: { user: 0, idle: 0 },
-    reading: { runner: null, tokens: 0, generating: false } as UsageReading
+    reading: { worker: null, tokens: 0, generating: false } as UsageReading
   }
   const core = (): CoreTimes => ({ user: state.busy.user, nice: 0, sys: 0, idle: state.busy.idle, irq: 0 })
   const sampler = new UsageSampler({
@@ -35,11 +35,11 @@ describe('UsageSampler arithmetic', () => {
   it('reports busy % per device over the runner interval, system CPU %, and tokens/s', () => {
     const { state, sampler, advance } = scripted()
     const owner = {}
-    state.reading = { runner: { owner, usage: { atMs: 0, devices: [{ id: 'cpu', busyMs: 0 }] } }, tokens: 0, generating: true }
+    state.reading = { worker: { owner, usage: { atMs: 0, devices: [{ id: 'cpu', busyMs: 0 }] } }, tokens: 0, generating: true }
     sampler.sample() // baseline
     advance(250)
     state.busy = { user: 150, idle: 100 }
-    state.reading = { runner: { owner, usage: { atMs: 250, devices: [{ id: 'cpu', busyMs: 200 }, { id: 'webgpu-0', busyMs: 50 }] } }, tokens: 10, generating: true }
+    state.reading = { worker: { owner, usage: { atMs: 250, devices: [{ id: 'cpu', busyMs: 200 }, { id: 'webgpu-0', busyMs: 50 }] } }, tokens: 10, generating: true }
     const s = sampler.sample()
     expect(s.atMs).toBe(1_000_250)
     expect(s.devices).toEqual([
@@ -53,15 +53,15 @@ describe('UsageSampler arithmetic', () => {
   it('clamps to 0..100 and starts a new runner from a fresh baseline', () => {
     const { state, sampler, advance } = scripted()
     const first = {}
-    state.reading = { runner: { owner: first, usage: { atMs: 0, devices: [{ id: 'cpu', busyMs: 0 }] } }, tokens: 0, generating: true }
+    state.reading = { worker: { owner: first, usage: { atMs: 0, devices: [{ id: 'cpu', busyMs: 0 }] } }, tokens: 0, generating: true }
     sampler.sample()
     advance(100)
     // a long task finished inside a short interval: its whole busy time lands at once
-    state.reading = { runner: { owner: first, usage: { atMs: 100, devices: [{ id: 'cpu', busyMs: 400 }] } }, tokens: 0, generating: true }
+    state.reading = { worker: { owner: first, usage: { atMs: 100, devices: [{ id: 'cpu', busyMs: 400 }] } }, tokens: 0, generating: true }
     expect(sampler.sample().devices[0]).toEqual({ id: 'cpu', busyPercent: 100 })
     advance(100)
     // a new runner restarts its counters at 0: no negative or bogus percentage
-    state.reading = { runner: { owner: {}, usage: { atMs: 200, devices: [{ id: 'cpu', busyMs: 5 }] } }, tokens: 0, generating: true }
+    state.reading = { worker: { owner: {}, usage: { atMs: 200, devices: [{ id: 'cpu', busyMs: 5 }] } }, tokens: 0, generating: true }
     expect(sampler.sample().devices[0]).toEqual({ id: 'cpu', busyPercent: 0 })
   })
 
@@ -71,7 +71,7 @@ describe('UsageSampler arithmetic', () => {
     advance(1000)
     expect(sampler.sample()).toMatchObject({ devices: [{ id: 'cpu', busyPercent: 0 }, { id: 'webgpu-0', busyPercent: 0 }], tokensPerSecond: 0 })
     const owner = {}
-    state.reading = { runner: { owner, usage: { atMs: 0, devices: [{ id: 'cpu-2', busyMs: 0 }] } }, tokens: 0, generating: true }
+    state.reading = { worker: { owner, usage: { atMs: 0, devices: [{ id: 'cpu-2', busyMs: 0 }] } }, tokens: 0, generating: true }
     sampler.sample()
     expect(sampler.sample().devices.map((d) => d.id)).toEqual(['cpu', 'webgpu-0', 'cpu-2'])
   })
@@ -103,7 +103,7 @@ describe('UsageSampler timer', () => {
     sampler.start()
     vi.advanceTimersByTime(USAGE_IDLE_INTERVAL_MS * 2)
     expect(sampler.samples(0)).toHaveLength(2)
-    state.reading = { runner: null, tokens: 0, generating: true }
+    state.reading = { worker: null, tokens: 0, generating: true }
     sampler.poke()
     vi.advanceTimersByTime(1000)
     expect(sampler.samples(0)).toHaveLength(2 + 1000 / API_LIMITS.usageIntervalMs)

@@ -16,7 +16,7 @@ export const DEFAULT_MAX_CONTEXT = 4096
  */
 export const MAX_ROPE_TABLE_POSITIONS = 32768
 
-/** The runner's context length and the graph's RoPE table length for a model and an optional cap. */
+/** The context length a model is opened with and the graph's RoPE table length for a model and an optional cap. */
 export function resolveContext(config: ModelConfig, maxContext?: number): { contextLength: number; ropeTableLength: number } {
   const ropeTableLength = Math.min(config.contextLength, MAX_ROPE_TABLE_POSITIONS)
   return { contextLength: Math.min(ropeTableLength, maxContext ?? DEFAULT_MAX_CONTEXT), ropeTableLength }

@@ -1,6 +1,6 @@
 /** @file Errors the runtime raises for caller mistakes, with names that survive crossing the worker boundary. */
 
-/** A forward would run past the context the runner was opened with. */
+/** A forward would run past the context the model was opened with. */
 export class ContextOverflowError extends Error {
   override readonly name = 'ContextOverflowError'
 }

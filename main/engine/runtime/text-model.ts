@@ -34,9 +34,9 @@ export class TextModel {
   private constructor(
     /** config, tokenizer and metadata; `weights` is null here (they live in the worker) */
     readonly info: LoadedModel,
-    readonly runner: ModelWorkerClient
+    readonly worker: ModelWorkerClient
   ) {
-    this.generator = new GenerationLoop(runner, info.tokenizer, info.config.vocabSize)
+    this.generator = new GenerationLoop(worker, info.tokenizer, info.config.vocabSize)
   }
 
   /**
@@ -45,12 +45,12 @@ export class TextModel {
    */
   static async open(model: string | LoadedModel, options: OpenModelOptions = {}): Promise<TextModel> {
     const info = typeof model === 'string' ? await loadModel(model, { tokenizerPath: options.tokenizerPath, weights: false }) : model
-    const runner = await openModelWorker(info, options)
-    return new TextModel(info, runner)
+    const worker = await openModelWorker(info, options)
+    return new TextModel(info, worker)
   }
 
   get contextLength(): number {
-    return this.runner.contextLength
+    return this.worker.contextLength
   }
 
   /** Encodes a plain prompt the way the model's own reference does (llama2.c: BOS + run.c's rules). */
@@ -80,6 +80,6 @@ export class TextModel {
   }
 
   async dispose(): Promise<void> {
-    await this.runner.dispose()
+    await this.worker.dispose()
   }
 }

@@ -1,19 +1,19 @@
 /**
  * @file Per-device busy time, shared live between threads: a small Float64Array over a SharedArrayBuffer
  * ([busyMs, runs, startedAtMs] per device slot), written by whichever thread runs a device's work (a
- * device worker, or the model worker on the single-session fast path) and read by the runner on the
+ * device worker, or the model worker on the single-session fast path) and read by the model worker's client on the
  * caller's thread at any moment — no messages. A task in progress counts up to the moment of the reading
  * (startedAtMs is its start, 0 when idle), so a long prefill run shows as busy while it runs.
  */
 
-/** Cumulative busy time per device since the runner started. */
+/** Cumulative busy time per device since the model worker started. */
 export interface DeviceUsage {
   /** when this reading was taken: ms since the Unix epoch (comparable across threads) */
   readonly atMs: number
   readonly devices: readonly { readonly id: string; readonly busyMs: number; readonly runs: number }[]
 }
 
-/** Most devices one runner reports (slots in the usage board). */
+/** Most devices one model worker reports (slots in the usage board). */
 export const MAX_USAGE_DEVICES = 16
 
 /** Float64 values per device slot: busy ms of finished tasks, task count, start of the running task (epoch ms, 0 = idle). */

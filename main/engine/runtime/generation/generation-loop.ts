@@ -10,14 +10,14 @@ import { createSampler, DEFAULT_SAMPLING, type SamplingOptions } from './sampler
 import { StopStringFilter } from './stop-text'
 import { usageDelta, type DeviceUsage } from '../usage'
 
-/** What the loop needs from a model runner (the worker-backed ModelWorkerClient satisfies it). */
+/** What the loop needs from a model (the worker-backed ModelWorkerClient satisfies it). */
 export interface ForwardModel {
   readonly contextLength: number
   /** runs `tokens` at positions pos.. and returns the logits of the last one; `signal` stops a long prompt between prefill chunks (ForwardCancelledError) */
   forward(tokens: readonly number[], pos: number, signal?: AbortSignal): Promise<Float32Array>
   /** forgets cached positions ≥ pos */
   truncate(pos: number): Promise<void>
-  /** cumulative busy time per device (runners without devices may omit it) */
+  /** cumulative busy time per device (a model without devices, like the reference, may omit it) */
   usage?(): DeviceUsage
 }
 
@@ -52,7 +52,7 @@ export interface GenerationStats {
   readonly ttftMs: number
   readonly prefillTokensPerSec: number
   readonly decodeTokensPerSec: number
-  /** each device in use, its busy time and its runs (graph runs, or tasks on a device worker) during this generation; empty when the runner reports no usage */
+  /** each device in use, its busy time and its runs (graph runs, or tasks on a device worker) during this generation; empty when the model reports no usage */
   readonly devices: readonly { readonly id: string; readonly busyMs: number; readonly runs: number }[]
 }
 
@@ -69,20 +69,20 @@ export interface Generation extends AsyncIterable<GenerationEvent> {
   readonly result: Promise<GenerationResult>
 }
 
-/** Drives one runner; generations run one at a time in call order. */
+/** Drives one model; generations run one at a time in call order. */
 export class GenerationLoop {
-  /** token ids whose K/V rows are in the runner's cache, in position order */
+  /** token ids whose K/V rows are in the model's cache, in position order */
   private cached: number[] = []
   private queue: Promise<unknown> = Promise.resolve()
 
   constructor(
-    private readonly runner: ForwardModel,
+    private readonly model: ForwardModel,
     private readonly tokenizer: Tokenizer,
     private readonly vocabSize: number
   ) {}
 
   generate(request: GenerateRequest): Generation {
-    validateRequest(request, this.runner.contextLength)
+    validateRequest(request, this.model.contextLength)
     const events: GenerationEvent[] = []
     let wake: (() => void) | null = null
     let done = false
@@ -121,7 +121,7 @@ export class GenerationLoop {
 
   private async run(req: GenerateRequest, emit: (e: GenerationEvent) => void): Promise<GenerationResult> {
     const start = performance.now()
-    const usageBefore = this.runner.usage?.()
+    const usageBefore = this.model.usage?.()
     const prompt = req.promptIds
     const sampler = createSampler(this.vocabSize, { ...DEFAULT_SAMPLING, ...req.sampling })
     const stopIds = new Set(req.stopTokenIds ?? [])
@@ -130,13 +130,13 @@ export class GenerationLoop {
     // Reuse the cached prefix, but always compute at least the last prompt token to get its logits.
     let reuse = 0
     while (reuse < prompt.length - 1 && reuse < this.cached.length && this.cached[reuse] === prompt[reuse]) reuse++
-    if (reuse < this.cached.length) await this.runner.truncate(reuse)
+    if (reuse < this.cached.length) await this.model.truncate(reuse)
     this.cached.length = reuse
 
     let logits: Float32Array | null = null
     try {
       const rest = prompt.slice(reuse)
-      logits = await this.runner.forward(rest, reuse, req.signal)
+      logits = await this.model.forward(rest, reuse, req.signal)
       this.cached.push(...rest)
     } catch (err) {
       // stopped between prefill chunks: the engine keeps what it ran, the next call rewinds to what we know
@@ -174,11 +174,11 @@ export class GenerationLoop {
       }
       if (tokens.length >= req.maxTokens) break
       const pos = this.cached.length
-      if (pos >= this.runner.contextLength) {
+      if (pos >= this.model.contextLength) {
         stopReason = 'context-full'
         break
       }
-      logits = await this.runner.forward([id], pos)
+      logits = await this.model.forward([id], pos)
       this.cached.push(id)
     }
     if (!logits) stopReason = 'aborted'
@@ -188,7 +188,7 @@ export class GenerationLoop {
       emit({ tokenId: tokens[tokens.length - 1] ?? -1, text: tail })
     }
     const end = performance.now()
-    const usageAfter = this.runner.usage?.()
+    const usageAfter = this.model.usage?.()
     const devices = usageBefore && usageAfter ? usageDelta(usageBefore, usageAfter) : []
     const prefillMs = prefillEnd - start
     const decodeMs = end - (firstTokenAt || end)

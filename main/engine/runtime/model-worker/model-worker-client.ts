@@ -71,7 +71,7 @@ function errorFromWire(e: WireError): Error {
   return err
 }
 
-/** A request before the runner numbers it. */
+/** A request before the client numbers it. */
 type RequestBody =
   | { readonly type: 'forward'; readonly tokens: readonly number[]; readonly pos: number }
   | { readonly type: 'truncate'; readonly pos: number }
@@ -214,7 +214,7 @@ export async function openModelWorker(model: string | ModelHeader, options: Mode
         await exited
         clearTimeout(timer)
       }
-      exitError = new WorkerExitedError('model runner disposed')
+      exitError = new WorkerExitedError('model worker client disposed')
     }
   }
 }

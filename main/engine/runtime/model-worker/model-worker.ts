@@ -4,7 +4,7 @@
  * the cache: SingleSessionEngine) or starts the device workers of the placement (DeviceWorkersEngine, one
  * worker per device, coordinated from here). Serves forward / truncate / dispose requests one at a time.
  * onnxruntime-node's run() blocks its thread, which is why this lives in a worker: the caller's thread
- * stays responsive. Busy time goes to the runner's shared usage board, read by the caller at will.
+ * stays responsive. Busy time goes to the client's shared usage board, read by the caller at will.
  */
 import { parentPort, workerData } from 'node:worker_threads'
 import { readWeights, type ModelConfig } from '../../model'

@@ -13,8 +13,9 @@
 #          On Debian 12 the driver must come from bookworm-backports: stable's Mesa 22 lacks what onnxruntime's
 #          WebGPU provider needs (toolchain notes §4).
 #
-# When everything is there it only asks dpkg (a few ms) and prints nothing. When something is missing:
-#   - Debian/Ubuntu (apt-get and dpkg-query) as root or with passwordless sudo: installs it, printing each command;
+# When everything is there it only asks dpkg once (about 0.1 s) and prints nothing. When something is missing:
+#   - with apt-get and dpkg-query (written for Debian 12; other apt systems may name packages differently), as root
+#     or with passwordless sudo: installs it, printing each command;
 #   - otherwise: prints the exact commands (or, off Debian, what is needed) and exits 1 at once, before any slow
 #     step, so a missing package is never a pile of failed or silently skipped tests.
 # TANDEM_SKIP_SYSTEM_TESTS=1 drops the `test` requirements; scripts/test.sh then leaves out the Playwright suite
@@ -80,6 +81,7 @@ has_vulkan_loader() {
 plain=()   # Debian packages to install from the default suites
 need_mesa=0 # Mesa's Vulkan driver must be installed or upgraded (from bookworm-backports on Debian 12)
 needs=()   # off Debian: what is missing, in words
+test_needs=0 # off Debian: whether any of `needs` is for the tests (then TANDEM_SKIP_SYSTEM_TESTS is an option)
 fatal=()   # missing and no package will fix it
 
 if [ "${want_build}" -eq 1 ]; then
@@ -94,6 +96,7 @@ if [ "${want_build}" -eq 1 ]; then
   fi
 fi
 
+build_needs=${#needs[@]} # those so far are build tools; any added below are for the tests
 if [ "${want_test}" -eq 1 ]; then
   if [ -n "${TANDEM_CHROMIUM:-}" ]; then
     # An explicit browser replaces the chromium package; it must exist, since playwright.config.ts will launch it.
@@ -110,6 +113,7 @@ if [ "${want_test}" -eq 1 ]; then
     has_vulkan_loader || needs+=('the Vulkan loader (libvulkan.so.1)')
     has_lavapipe_icd || needs+=("Mesa ${MESA_MIN_VERSION} or newer with its lavapipe Vulkan driver (lvp_icd*.json in ${ICD_DIRS[*]})")
   fi
+  [ "${#needs[@]}" -eq "${build_needs}" ] || test_needs=1
 fi
 
 if [ "${#fatal[@]}" -gt 0 ]; then
@@ -123,8 +127,11 @@ fi
 if [ "${debian}" -eq 0 ]; then
   echo 'system-deps: missing on this machine:' >&2
   printf '  - %s\n' "${needs[@]}" >&2
-  echo 'Install them with your package manager and run this again. Without Chromium and the Vulkan driver,' >&2
-  echo 'TANDEM_SKIP_SYSTEM_TESTS=1 npm test runs everything else and says what it skipped.' >&2
+  echo 'Install them with your package manager, then run this again.' >&2
+  if [ "${test_needs}" -eq 1 ]; then
+    echo 'Where Chromium or the Vulkan driver cannot be had, TANDEM_SKIP_SYSTEM_TESTS=1 npm test runs everything' >&2
+    echo 'but the Playwright suite and the WebGPU tests, and says so.' >&2
+  fi
   exit 1
 fi
 
@@ -155,7 +162,9 @@ if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
     sudo='sudo'
   else
-    echo "system-deps: missing Debian packages: ${plain[*]}$([ "${need_mesa}" -eq 0 ] || echo " mesa-vulkan-drivers (>= ${MESA_MIN_VERSION})")" >&2
+    missing=("${plain[@]}")
+    [ "${need_mesa}" -eq 0 ] || missing+=("mesa-vulkan-drivers (>= ${MESA_MIN_VERSION})")
+    echo "system-deps: missing Debian packages: ${missing[*]}" >&2
     echo 'Run these as root, then run this command again:' >&2
     printf '  %s\n' "${cmds[@]}" >&2
     exit 1

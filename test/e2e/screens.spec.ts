@@ -82,12 +82,19 @@ test('the theme follows the OS unless one is chosen in Settings', async ({ page 
   await expect(root).not.toHaveAttribute('data-theme', /./)
   await page.getByRole('button', { name: 'Settings', exact: true }).click()
   const dialog = page.getByRole('dialog', { name: 'Settings' })
-  await dialog.getByRole('radio', { name: 'Dark' }).check()
+  // click, then wait: the choice shows at once only if the settings have loaded (use-settings updates optimistically
+  // then); on a busy machine the dialog can open before that, the radio turns checked when the app answers, and
+  // check(), which wants the state changed right after its click, failed
+  const dark = dialog.getByRole('radio', { name: 'Dark' })
+  await dark.click()
+  await expect(dark).toBeChecked()
   await expect(root).toHaveAttribute('data-theme', 'dark')
   await page.reload()
   await expect(root).toHaveAttribute('data-theme', 'dark')
   await page.getByRole('button', { name: 'Settings', exact: true }).click()
-  await dialog.getByRole('radio', { name: 'Match system' }).check()
+  const matchSystem = dialog.getByRole('radio', { name: 'Match system' })
+  await matchSystem.click()
+  await expect(matchSystem).toBeChecked()
   await expect(root).not.toHaveAttribute('data-theme', /./)
 })
 

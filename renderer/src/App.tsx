@@ -162,13 +162,13 @@ function Shell({ api }: { api: Api }): JSX.Element {
 
   const renameConversation = useCallback(
     (id: string, newTitle: string) => {
-      // The open conversation goes through the chat state so its header updates too.
-      const rename = id === conversation?.id ? chat.updateConversation({ title: newTitle }) : conversations.rename(id, newTitle)
+      // The conversation on screen (even while it loads) goes through the chat state so its header updates too.
+      const rename = id === selectedId ? chat.updateConversation({ title: newTitle }) : conversations.rename(id, newTitle)
       void rename.then((failure) => {
         if (failure !== null) showError(`Could not rename: ${failure.detail}`)
       })
     },
-    [conversations, conversation?.id, chat, showError]
+    [conversations, selectedId, chat, showError]
   )
 
   const changeModel = useCallback(

@@ -3,6 +3,7 @@
  * the reply stream in, stop a long reply, regenerate, edit and resend, reload and find everything, search,
  * rename, delete with undo. The tests run in order and share one server (see global-setup.ts).
  */
+import type { Route } from '@playwright/test'
 import { expect, test } from './fixtures'
 import {
   chooseModel,
@@ -216,12 +217,26 @@ test('search finds conversations by title and by content (Ctrl+K)', async ({ pag
 
 test('renames, then deletes with Undo, then deletes for good', async ({ page }) => {
   await openApp(page)
+  // Rename the conversation while its details are still on their way (held here, so the order is chosen, not
+  // timed): the answer read before the rename must not bring the old title back into the header.
+  const held: Route[] = []
+  let holding = true
+  await page.route('**/api/conversations/get', async (route) => {
+    if (holding) held.push(route)
+    else await route.continue()
+  })
   await conversationButton(page, FIRST_PROMPT).click()
+  await expect.poll(() => held.length).toBe(1)
   await page.getByRole('button', { name: `Rename ${FIRST_PROMPT}` }).click()
   const field = page.getByRole('textbox', { name: 'Conversation title' })
   await field.fill('Stories')
   await field.press('Enter')
   await expect(conversationButton(page, 'Stories')).toBeVisible()
+  // the chat reads the renamed conversation again, superseding the read in flight
+  await expect.poll(() => held.length).toBe(2)
+  holding = false
+  for (const route of held) await route.continue()
+  await page.unroute('**/api/conversations/get')
   await expect(page.getByRole('heading', { level: 1, name: 'Stories' })).toBeVisible()
 
   await page.getByRole('button', { name: 'Delete Stories' }).click()

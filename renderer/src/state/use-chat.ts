@@ -268,8 +268,9 @@ export function useChat({ conversationId, defaults, onCreated, onChanged }: Chat
 
   const updateConversation = useCallback(
     async (patch: ConversationPatch): Promise<UiError | null> => {
-      const conv = conversationRef.current
-      if (conv === null) {
+      // the conversation on screen, even while its details are still loading; none: the draft of a new chat
+      const id = viewRef.current
+      if (id === null) {
         setDraftOverrides((d) => ({
           ...d,
           ...(patch.modelId !== undefined ? { modelId: patch.modelId } : {}),
@@ -279,15 +280,19 @@ export function useChat({ conversationId, defaults, onCreated, onChanged }: Chat
         return null
       }
       try {
-        const updated = await api.conversations.update(conv.id, patch)
-        if (viewRef.current === updated.id) setConversation(updated)
+        const updated = await api.conversations.update(id, patch)
+        if (viewRef.current === updated.id) {
+          // details still loading were read before this update: read them again, superseding that answer
+          if (conversationRef.current?.id !== updated.id) void reload(updated.id)
+          else setConversation(updated)
+        }
         onChanged()
         return null
       } catch (e) {
         return describeError(e)
       }
     },
-    [api, onChanged]
+    [api, onChanged, reload]
   )
 
   // A reply streaming from another window or tab (or from before a reload) is not ours to receive: poll the

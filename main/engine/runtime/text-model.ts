@@ -2,26 +2,12 @@
  * @file A loaded model ready to talk: tokenizer and config on the calling thread, weights and the ONNX
  * session in a worker (ModelWorkerClient), and a GenerationLoop over both. This is what the CLI and services use.
  */
-import type { DeviceInfo } from '../devices'
 import { loadModel, renderChatTemplate, type LoadedModel } from '../model'
-import type { Placement } from '../plan'
 import { GenerationLoop, type Generation, type GenerateRequest } from './generation/generation-loop'
-import { openModelWorker, type ModelWorkerClient } from './model-worker/model-worker-client'
+import { openModelWorker, type ModelWorkerClient, type ModelWorkerOptions } from './model-worker/model-worker-client'
 
-export interface OpenModelOptions {
-  /** tokenizer for llama2.c checkpoints (default: tok*.bin beside the model) */
-  readonly tokenizerPath?: string
-  readonly cacheDir?: string
-  readonly threads?: number
-  /** cap the context below the model's own (saves KV-cache memory) */
-  readonly maxContext?: number
-  /** where each op group runs (see ModelWorkerOptions.placement); default one CPU session */
-  readonly placement?: Placement
-  /** this machine's devices; required with a placement */
-  readonly devices?: readonly DeviceInfo[]
-  /** tokens per prefill chunk without a placement (a placement brings its own); default the planner's */
-  readonly prefillChunkTokens?: number
-}
+/** How a model is opened: the model worker's options (threads, cache, context, placement, prefill chunk). */
+export type OpenModelOptions = ModelWorkerOptions
 
 export interface ChatMessage {
   readonly role: 'system' | 'user' | 'assistant'

@@ -4,7 +4,7 @@
  * case is in test/runtime/profiler.test.ts.
  */
 import { describe, expect, it } from 'vitest'
-import { parsePlacement, planAuto, predictPlacement, ProfileError, solvePlacement } from '../../main/engine/plan'
+import { DEFAULT_PREFILL_CHUNK_TOKENS, parsePlacement, planAuto, predictPlacement, ProfileError, solvePlacement } from '../../main/engine/plan'
 import { syntheticProfile, testConfig, thisMachine } from './fixtures'
 
 const config = testConfig()
@@ -24,7 +24,7 @@ describe('planAuto', () => {
     expect(plan.predictedMs).toEqual(solution.predictedMs)
     expect(plan.predictedMs).toEqual(predictPlacement(plan.placement, { config, profile, devices }))
     const chunk = plan.placement.prefillChunkTokens
-    expect(chunk).toBe(256)
+    expect(chunk).toBe(DEFAULT_PREFILL_CHUNK_TOKENS)
     expect(plan.predictedTokensPerSec.prefill).toBeCloseTo((chunk * 1000) / plan.predictedMs.prefill, 6)
     expect(plan.predictedTokensPerSec.decode).toBeCloseTo(1000 / plan.predictedMs.decode, 6)
     expect(parsePlacement(JSON.parse(JSON.stringify(plan.placement)), config, devices)).toEqual(plan.placement)

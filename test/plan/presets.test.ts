@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { discoverDevices } from '../../main/engine/devices'
-import { assignGroups, buildPreset, parsePlacement, phaseDevices, PRESET_IDS, type PresetId } from '../../main/engine/plan'
+import { assignGroups, buildPreset, DEFAULT_PREFILL_CHUNK_TOKENS, parsePlacement, phaseDevices, PRESET_IDS, type PresetId } from '../../main/engine/plan'
 import { device, npuLaptop, syntheticProfile, testConfig, thisMachine } from './fixtures'
 
 const config = testConfig()
@@ -20,7 +20,7 @@ describe('presets on this machine (cpu, cpu-2, software GPU; no NPU)', () => {
   it('CPU only and GPU only put everything on one device, without a note', () => {
     const cpu = buildPreset('cpu', config, devices)
     expect(cpu.note).toBeNull()
-    expect(cpu.placement).toMatchObject({ version: 1, name: 'CPU only', prefillChunkTokens: 256, phases: { prefill: { device: 'cpu', groups: [], partitions: [] }, decode: { device: 'cpu', groups: [], partitions: [] } } })
+    expect(cpu.placement).toMatchObject({ version: 1, name: 'CPU only', prefillChunkTokens: DEFAULT_PREFILL_CHUNK_TOKENS, phases: { prefill: { device: 'cpu', groups: [], partitions: [] }, decode: { device: 'cpu', groups: [], partitions: [] } } })
     const gpu = buildPreset('gpu', config, devices)
     expect(gpu.note).toBeNull()
     expect(gpu.placement.phases.decode).toEqual({ device: 'webgpu-0', groups: [], partitions: [] })
@@ -90,7 +90,8 @@ describe('presets on a laptop with an int8-only NPU and an integrated GPU', () =
   })
 
   it('tensor split: prefill by sequence (the static NPU takes half of each chunk), decode by rows', () => {
-    const { placement, note } = buildPreset('tensor-split', config, laptop)
+    // an NPU's static graphs take llm.npu's 256-token chunk
+    const { placement, note } = buildPreset('tensor-split', config, laptop, { prefillChunkTokens: 256 })
     expect(note).toBeNull()
     expect(placement.phases.prefill.partitions.map((p) => [p.group, p.by])).toEqual([['qkv', 'sequence'], ['attn-out', 'sequence'], ['ffn', 'sequence'], ['lm-head', 'rows']])
     expect(placement.phases.prefill.partitions[0]).toMatchObject({ devices: ['qnn-0', 'dml-0'], standardLength: 128 })

@@ -32,7 +32,7 @@ describe('solvePlacement', () => {
       'cpu-2': { rest: { fixedMs: 0.02, perTokenMs: 0.002 } },
       'webgpu-0': { rest: { fixedMs: 0.1, perTokenMs: 0.01 } }
     })
-    const s = solvePlacement(config, devices, profile)
+    const s = solvePlacement(config, devices, profile, { prefillChunkTokens: 256 })
     expect(s.placement.phases.prefill).toEqual({ device: 'cpu', groups: [], partitions: [] })
     expect(s.placement.phases.decode).toEqual({ device: 'cpu', groups: [], partitions: [] })
     // 5 layers × 7 groups + final-norm at 256 tokens, lm-head at its one row; decode: all 37 at one token
@@ -67,7 +67,7 @@ describe('solvePlacement', () => {
       'dml-0': { rest: { fixedMs: 0.05, perTokenMs: 0.002 } },
       'qnn-0': { rest: { fixedMs: 0.1, perTokenMs: 0.0001 } }
     }, [], { fixedMs: 0.01, msPerMiB: 0 })
-    const s = solvePlacement(config, devices, profile)
+    const s = solvePlacement(config, devices, profile, { prefillChunkTokens: 256 })
     const prefill = assignGroups(s.placement.phases.prefill, config).filter((a) => a.group.layer === 0)
     for (const a of prefill) {
       const onNpu = a.device === 'qnn-0' || a.partition?.devices.includes('qnn-0') === true

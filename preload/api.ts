@@ -191,6 +191,8 @@ export interface PlacementView {
   readonly opGroups: readonly string[]
   /** matmul groups that can be partitioned */
   readonly matmulGroups: readonly string[]
+  /** the engine's prefill chunk: its default and the longest it takes (both capped by the model's context) */
+  readonly prefillChunk: { readonly defaultTokens: number; readonly maxTokens: number }
 }
 
 /** Streamed while a reply is generated. */

@@ -50,6 +50,8 @@ export {
   PRESET_IDS,
   PRESET_LABELS,
   planAuto,
+  defaultPrefillChunkTokens,
+  maxPrefillChunkTokens,
   DEFAULT_PREFILL_CHUNK_TOKENS,
   MAX_PREFILL_CHUNK_TOKENS,
   parseProfile,

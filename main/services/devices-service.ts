@@ -5,7 +5,19 @@
  * default — needs no probing (the engine runs it as one session: chooseEngine).
  */
 import type { DeviceView, ModelEntry, PlacementSetting, PlacementView } from '../../preload/api'
-import { discoverDevices, parsePlacement, weightInfoOfTypes, MATMUL_GROUPS, OP_GROUP_NAMES, type DeviceInfo, type Placement } from '../engine'
+import {
+  defaultPrefillChunkTokens,
+  discoverDevices,
+  maxPrefillChunkTokens,
+  parsePlacement,
+  weightInfoOfTypes,
+  DEFAULT_PREFILL_CHUNK_TOKENS,
+  MATMUL_GROUPS,
+  MAX_PREFILL_CHUNK_TOKENS,
+  OP_GROUP_NAMES,
+  type DeviceInfo,
+  type Placement
+} from '../engine'
 import type { AutoProfiles } from './auto-profiles'
 import { ApiError, errorMessage, invalid } from './errors'
 import type { ModelHeader, ModelsService } from './models-service'
@@ -104,7 +116,11 @@ export class DevicesService {
       explanation: resolution.explanation,
       predicted: resolution.predicted,
       opGroups: [...OP_GROUP_NAMES],
-      matmulGroups: [...MATMUL_GROUPS]
+      matmulGroups: [...MATMUL_GROUPS],
+      prefillChunk:
+        model === null
+          ? { defaultTokens: DEFAULT_PREFILL_CHUNK_TOKENS, maxTokens: MAX_PREFILL_CHUNK_TOKENS }
+          : { defaultTokens: defaultPrefillChunkTokens(model.header.config), maxTokens: maxPrefillChunkTokens(model.header.config) }
     }
     this.lastView = { key, view }
     return view

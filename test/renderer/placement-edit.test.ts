@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { PlacementJson } from '../../preload/api'
-import { assignGroups, buildPreset, FINAL_GROUPS, OP_GROUP_NAMES, parsePlacement, PlacementError, type Placement } from '../../main/engine/plan'
+import { assignGroups, buildPreset, defaultPrefillChunkTokens, FINAL_GROUPS, maxPrefillChunkTokens, OP_GROUP_NAMES, parsePlacement, PlacementError, type Placement } from '../../main/engine/plan'
 import {
   addPartition,
   customFrom,
@@ -29,6 +29,9 @@ import { testConfig, thisMachine } from '../plan/fixtures'
 const config = testConfig()
 const devices = thisMachine()
 const opGroups = [...OP_GROUP_NAMES]
+/** what the app's PlacementView says for this model */
+const DEFAULT_CHUNK = defaultPrefillChunkTokens(config)
+const MAX_CHUNK = maxPrefillChunkTokens(config)
 const names: Record<string, string> = { cpu: 'CPU', 'cpu-2': 'CPU worker 2', 'webgpu-0': 'Software GPU' }
 const nameOf = (id: string): string => names[id] ?? id
 
@@ -51,15 +54,16 @@ describe('placement editing', () => {
 
   it('starts from the resolved placement (renamed Custom), or everything on one device without one', () => {
     const layer = buildPreset('layer-split', config, devices).placement
-    const draft = customFrom(layer, 'cpu')
+    const draft = customFrom(layer, 'cpu', DEFAULT_CHUNK)
     expect(draft.name).toBe('Custom')
     expect(draft.phases).toEqual(layer.phases)
-    const blank = customFrom(null, 'cpu')
+    const blank = customFrom(null, 'cpu', DEFAULT_CHUNK)
     expect(accept(blank).phases.decode.device).toBe('cpu')
+    expect(blank.prefillChunkTokens).toBe(DEFAULT_CHUNK)
   })
 
   it('stage devices: prefill on the software GPU, decode on the CPU', () => {
-    let p = customFrom(buildPreset('cpu', config, devices).placement, 'cpu')
+    let p = customFrom(buildPreset('cpu', config, devices).placement, 'cpu', DEFAULT_CHUNK)
     p = setStageDevice(p, 'prefill', 'webgpu-0')
     const parsed = accept(p)
     expect(new Set(devicesByGroup(parsed, 'prefill').values())).toEqual(new Set(['webgpu-0']))
@@ -68,7 +72,7 @@ describe('placement editing', () => {
   })
 
   it('op-group overrides: every layer or the final groups, back to the default, single-layer entries still win', () => {
-    let p = customFrom(buildPreset('cpu', config, devices).placement, 'cpu')
+    let p = customFrom(buildPreset('cpu', config, devices).placement, 'cpu', DEFAULT_CHUNK)
     p = setGroupDevice(p, 'decode', 'ffn', 'webgpu-0')
     p = setGroupDevice(p, 'decode', 'lm-head', 'webgpu-0')
     expect(p.phases.decode.groups).toEqual([
@@ -102,7 +106,7 @@ describe('placement editing', () => {
   })
 
   it('partitions: rows with a ratio, sequence with a standard length, reshaped and removed', () => {
-    let p = customFrom(buildPreset('cpu', config, devices).placement, 'cpu')
+    let p = customFrom(buildPreset('cpu', config, devices).placement, 'cpu', DEFAULT_CHUNK)
     p = addPartition(p, 'decode', newPartition('ffn', ['webgpu-0', 'cpu']))
     p = addPartition(p, 'prefill', newPartition('lm-head', ['webgpu-0', 'cpu']))
     expect(p.phases.prefill.partitions[0]?.layer).toBe('final')
@@ -110,7 +114,7 @@ describe('placement editing', () => {
     expect(seq).toEqual({ layer: 'all', group: 'qkv', by: 'sequence', devices: ['webgpu-0', 'cpu'], standardLength: Math.floor(p.prefillChunkTokens / 2) })
     p = addPartition(p, 'prefill', seq)
     p = updatePartition(p, 'decode', 0, { layer: 'all', group: 'ffn', by: 'rows', devices: ['webgpu-0', 'cpu'], ratio: 0.75 })
-    expect(draftProblems(p)).toEqual([])
+    expect(draftProblems(p, MAX_CHUNK)).toEqual([])
     const parsed = accept(p)
     expect(parsed.phases.decode.partitions).toEqual([{ layer: 'all', group: 'ffn', by: 'rows', devices: ['webgpu-0', 'cpu'], ratio: 0.75 }])
     expect(summarizePhase(p.phases.decode, opGroups, nameOf)).toEqual([
@@ -128,7 +132,7 @@ describe('placement editing', () => {
   })
 
   it('the form catches what the validator refuses: same device twice, sequence in decode or on lm-head, bad lengths', () => {
-    const base = customFrom(buildPreset('cpu', config, devices).placement, 'cpu')
+    const base = customFrom(buildPreset('cpu', config, devices).placement, 'cpu', DEFAULT_CHUNK)
     const cases: PlacementJson[] = [
       addPartition(base, 'decode', newPartition('ffn', ['cpu', 'cpu'])),
       addPartition(base, 'decode', reshapePartition(newPartition('ffn', ['webgpu-0', 'cpu']), { by: 'sequence' }, base.prefillChunkTokens)),
@@ -138,7 +142,7 @@ describe('placement editing', () => {
       { ...base, prefillChunkTokens: 0 }
     ]
     for (const draft of cases) {
-      expect(draftProblems(draft)).not.toEqual([])
+      expect(draftProblems(draft, MAX_CHUNK)).not.toEqual([])
       expect(() => accept(draft)).toThrow(PlacementError)
     }
   })

@@ -4,7 +4,7 @@
  * against the model, the choice persisted across app re-creation, and malformed input refused clearly.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { loadModel, profileCacheKeys, OP_GROUP_NAMES, type DeviceInfo, type Profile } from '../../main/engine'
+import { loadModel, profileCacheKeys, DEFAULT_PREFILL_CHUNK_TOKENS, OP_GROUP_NAMES, type DeviceInfo, type Profile } from '../../main/engine'
 import { modelShapeKey } from '../../main/engine/plan'
 import { AutoProfiles } from '../../main/services'
 import { API_LIMITS, type DeviceView, type PlacementJson, type PlacementView } from '../../preload/api'
@@ -56,6 +56,10 @@ describe('placement', () => {
     expect(view.predicted).toBeNull()
     expect(view.opGroups).toEqual(expect.arrayContaining(['attn-norm', 'qkv', 'attention', 'ffn', 'final-norm', 'lm-head']))
     expect(view.matmulGroups).toEqual(['qkv', 'attn-out', 'ffn', 'lm-head'])
+    // the one default chunk, the one that runs: the CPU preset resolves to it, and the editor starts from it
+    expect(view.prefillChunk.defaultTokens).toBe(DEFAULT_PREFILL_CHUNK_TOKENS)
+    expect(view.resolved?.prefillChunkTokens).toBe(view.prefillChunk.defaultTokens)
+    expect(view.prefillChunk.maxTokens).toBeGreaterThan(view.prefillChunk.defaultTokens)
   })
 
   it('resolves the GPU preset to the software GPU when it is ready, and explains a fallback when not', async () => {

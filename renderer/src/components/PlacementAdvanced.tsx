@@ -6,7 +6,7 @@
 import { useId, useState, type JSX } from 'react'
 import type { DeviceView, PlacementJson } from '../../../preload/api'
 import { deviceName } from '../lib/devices'
-import { FINAL_OP_GROUPS, groupDevice, MAX_PREFILL_CHUNK_TOKENS, PHASE_NAMES, removeGroupEntry, setGroupDevice, singleLayerEntries } from '../lib/placement-edit'
+import { FINAL_OP_GROUPS, groupDevice, PHASE_NAMES, removeGroupEntry, setGroupDevice, singleLayerEntries } from '../lib/placement-edit'
 import { DeviceSelect } from './DeviceSelect'
 import { PartitionEditor } from './PartitionEditor'
 
@@ -16,6 +16,8 @@ interface PlacementAdvancedProps {
   readonly devices: readonly DeviceView[]
   readonly opGroups: readonly string[]
   readonly matmulGroups: readonly string[]
+  /** the longest prefill chunk the engine takes for this model */
+  readonly maxChunkTokens: number
   readonly disabled: boolean
   /** an edit: the caller turns it into an unsaved custom placement */
   readonly onChange: (placement: PlacementJson) => void
@@ -115,7 +117,7 @@ export function PlacementAdvanced(props: PlacementAdvancedProps): JSX.Element {
               type="number"
               inputMode="numeric"
               min={1}
-              max={MAX_PREFILL_CHUNK_TOKENS}
+              max={props.maxChunkTokens}
               step={1}
               value={Number.isFinite(placement.prefillChunkTokens) ? placement.prefillChunkTokens : ''}
               disabled={props.disabled}

@@ -55,10 +55,10 @@ export function PlacementSettings({ state }: { state: DevicesState }): JSX.Eleme
   const savedCustom = view.setting.preset === 'custom' ? view.setting.placement : null
   const fallbackDevice = devices.find((d) => d.status === 'ready')?.id ?? 'cpu'
   /** what the stage and advanced fields show */
-  const shown: PlacementJson = edits ?? savedCustom ?? customFrom(view.resolved, fallbackDevice)
+  const shown: PlacementJson = edits ?? savedCustom ?? customFrom(view.resolved, fallbackDevice, view.prefillChunk.defaultTokens)
   const checked: Choice = pending ?? (edits !== null ? 'custom' : view.setting.preset)
   const dirty = edits !== null && !samePlacement(edits, savedCustom)
-  const problems = edits === null ? [] : draftProblems(edits)
+  const problems = edits === null ? [] : draftProblems(edits, view.prefillChunk.maxTokens)
   const busy = state.saving
 
   const report = (failure: UiError | null, okText: string, hint = ''): void => {
@@ -76,7 +76,7 @@ export function PlacementSettings({ state }: { state: DevicesState }): JSX.Eleme
   }
 
   const edit = (next: PlacementJson): void => {
-    setEdits(customFrom(next, fallbackDevice))
+    setEdits(customFrom(next, fallbackDevice, view.prefillChunk.defaultTokens))
     setStatus(null)
   }
 
@@ -150,6 +150,7 @@ export function PlacementSettings({ state }: { state: DevicesState }): JSX.Eleme
         devices={devices}
         opGroups={view.opGroups}
         matmulGroups={view.matmulGroups}
+        maxChunkTokens={view.prefillChunk.maxTokens}
         disabled={busy}
         onChange={edit}
       />

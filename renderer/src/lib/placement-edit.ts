@@ -28,11 +28,6 @@ export type PartitionEntry = PlacementPhaseJson['partitions'][number]
  */
 export const FINAL_OP_GROUPS: readonly string[] = ['final-norm', 'lm-head']
 
-/** Prefill chunk (tokens) of a custom placement made without a model to copy it from: the engine's default. */
-export const FALLBACK_PREFILL_CHUNK_TOKENS = 256
-
-/** Longest prefill chunk the form offers (tokens); the app caps it by the model's context length. */
-export const MAX_PREFILL_CHUNK_TOKENS = 8192
 
 /** Name given to placements edited here. */
 export const CUSTOM_NAME = 'Custom'
@@ -44,11 +39,14 @@ export function everyLayer(group: string): PlacementLayerRef {
 
 const isEvery = (layer: PlacementLayerRef): boolean => layer === 'all' || layer === 'final'
 
-/** A custom placement to start editing from: the one running now (renamed), or everything on `fallbackDevice`. */
-export function customFrom(resolved: PlacementJson | null, fallbackDevice: string): PlacementJson {
+/**
+ * A custom placement to start editing from: the one running now (renamed), or everything on `fallbackDevice`
+ * with the engine's default prefill chunk (PlacementView.prefillChunk).
+ */
+export function customFrom(resolved: PlacementJson | null, fallbackDevice: string, defaultChunkTokens: number): PlacementJson {
   if (resolved !== null) return { ...resolved, name: CUSTOM_NAME }
   const phase: PlacementPhaseJson = { device: fallbackDevice, groups: [], partitions: [] }
-  return { version: 1, name: CUSTOM_NAME, prefillChunkTokens: FALLBACK_PREFILL_CHUNK_TOKENS, phases: { prefill: phase, decode: phase } }
+  return { version: 1, name: CUSTOM_NAME, prefillChunkTokens: defaultChunkTokens, phases: { prefill: phase, decode: phase } }
 }
 
 function withPhase(p: PlacementJson, phase: PhaseName, change: (ph: PlacementPhaseJson) => PlacementPhaseJson): PlacementJson {
@@ -130,12 +128,12 @@ export function reshapePartition(
   return { layer, group, by, devices, standardLength }
 }
 
-/** What the form can tell is wrong before asking the app; one sentence each, naming the place. */
-export function draftProblems(p: PlacementJson): string[] {
+/** What the form can tell is wrong before asking the app (up to the engine's `maxChunkTokens`); one sentence each, naming the place. */
+export function draftProblems(p: PlacementJson, maxChunkTokens: number): string[] {
   const problems: string[] = []
   const chunk = p.prefillChunkTokens
-  if (!Number.isInteger(chunk) || chunk < 1 || chunk > MAX_PREFILL_CHUNK_TOKENS) {
-    problems.push(`The prefill chunk must be a whole number of tokens from 1 to ${MAX_PREFILL_CHUNK_TOKENS}.`)
+  if (!Number.isInteger(chunk) || chunk < 1 || chunk > maxChunkTokens) {
+    problems.push(`The prefill chunk must be a whole number of tokens from 1 to ${maxChunkTokens}.`)
   }
   for (const phase of PHASE_NAMES) {
     const label = phase === 'prefill' ? 'Prefill' : 'Decode'

@@ -9,6 +9,7 @@ import { app, BrowserWindow, dialog, ipcMain, session, shell, type IpcMainInvoke
 import { CONTENT_SECURITY_POLICY } from './server'
 import { API_METHODS, STREAM_EVENT_CHANNEL } from '../preload/api'
 import { createApp, isApiChannel, type App, type DispatchOutcome } from './services'
+import { isRecord } from './common/reader'
 
 // Built layout (electron-vite): out/main/index.js, out/preload/index.cjs, out/renderer/index.html.
 const PRELOAD_PATH = join(import.meta.dirname, '..', 'preload', 'index.cjs')
@@ -48,7 +49,7 @@ function isTrustedSender(event: IpcMainInvokeEvent): boolean {
 /** The request id a stream call's first argument carries (the dispatcher validates it fully). */
 function streamRequestId(args: readonly unknown[]): string {
   const first = args[0]
-  return typeof first === 'object' && first !== null && 'requestId' in first && typeof first.requestId === 'string' ? first.requestId : ''
+  return isRecord(first) && typeof first.requestId === 'string' ? first.requestId : ''
 }
 
 function createWindow(): BrowserWindow {

@@ -16,6 +16,7 @@ import { ModelsService } from './models-service'
 import { findSourceRoot, resolveAppPaths, type AppPaths, type AppPathsOptions } from './paths'
 import { SettingsService } from './settings-service'
 import { UsageSampler } from './usage-sampler'
+import { isRecord } from '../common/reader'
 
 /** Options for createApp. */
 export interface AppOptions extends AppPathsOptions {
@@ -52,7 +53,7 @@ function sourceVersion(): string {
   if (root === null) return '0.0.0'
   try {
     const pkg: unknown = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))
-    if (typeof pkg === 'object' && pkg !== null && 'version' in pkg && typeof pkg.version === 'string') return pkg.version
+    if (isRecord(pkg) && typeof pkg.version === 'string') return pkg.version
   } catch {
     // fall through
   }

@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
+import { isRecord } from '../common/reader'
 
 /** The folders the app uses. All absolute. */
 export interface AppPaths {
@@ -90,7 +91,7 @@ export function findSourceRoot(from: string): string | null {
 function packageName(file: string): string | null {
   try {
     const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'))
-    if (typeof parsed === 'object' && parsed !== null && 'name' in parsed && typeof parsed.name === 'string') return parsed.name
+    if (isRecord(parsed) && typeof parsed.name === 'string') return parsed.name
   } catch {
     // unreadable or not JSON: not ours
   }

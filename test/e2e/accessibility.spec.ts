@@ -9,7 +9,7 @@
 import { AxeBuilder } from '@axe-core/playwright'
 import type { Locator, Page } from '@playwright/test'
 import { expect, test } from './fixtures'
-import { callApi, chooseModel, conversationButton, FAST_MODEL, openApp, replies, sendMessage, setChatSampling, waitForReplyEnd } from './helpers'
+import { callApi, chooseModel, conversationButton, FAST_MODEL, openApp, replies, sendMessage, setChatSampling, waitForReplyEnd, withRequest } from './helpers'
 
 test.describe.configure({ mode: 'serial' })
 
@@ -61,24 +61,14 @@ async function openSettings(page: Page): Promise<Locator> {
 let originalTheme: string | null = null
 
 test.beforeAll(async ({ playwright }) => {
-  const request = await playwright.request.newContext()
-  try {
-    const settings = await callApi(request, 'settings/get', [])
-    const theme = typeof settings === 'object' && settings !== null && 'theme' in settings ? settings.theme : null
-    originalTheme = typeof theme === 'string' ? theme : null
-  } finally {
-    await request.dispose()
-  }
+  const settings = await withRequest(playwright, (request) => callApi(request, 'settings/get', []))
+  const theme = typeof settings === 'object' && settings !== null && 'theme' in settings ? settings.theme : null
+  originalTheme = typeof theme === 'string' ? theme : null
 })
 
 test.afterAll(async ({ playwright }) => {
-  if (originalTheme === null) return
-  const request = await playwright.request.newContext()
-  try {
-    await callApi(request, 'settings/update', [{ theme: originalTheme }])
-  } finally {
-    await request.dispose()
-  }
+  const theme = originalTheme
+  if (theme !== null) await withRequest(playwright, (request) => callApi(request, 'settings/update', [{ theme }]))
 })
 
 test('the chat view with a conversation and a reply has no WCAG A/AA violations, light and dark', async ({ page }) => {

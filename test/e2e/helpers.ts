@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { expect, type APIRequestContext, type Locator, type Page, type TestInfo } from '@playwright/test'
+import { expect, type APIRequestContext, type Locator, type Page, type PlaywrightWorkerArgs, type TestInfo } from '@playwright/test'
 import { e2eEnv, E2E_ENV } from './env'
 
 /** Where screenshots are kept (gitignored; overwritten on every run). */
@@ -121,6 +121,16 @@ export async function saveScreenshot(page: Page, testInfo: TestInfo, name: strin
  * Calls one Api method over HTTP, as the browser-mode page does (`channel` as in the URL: 'settings/get');
  * returns its result. For changes "from another window" and for putting settings back after a spec.
  */
+/** Runs `use` with an API request context of its own (for hooks outside a page), disposed afterwards. */
+export async function withRequest<T>(playwright: PlaywrightWorkerArgs['playwright'], use: (request: APIRequestContext) => Promise<T>): Promise<T> {
+  const request = await playwright.request.newContext()
+  try {
+    return await use(request)
+  } finally {
+    await request.dispose()
+  }
+}
+
 export async function callApi(request: APIRequestContext, channel: string, args: readonly unknown[]): Promise<unknown> {
   const launch = new URL(e2eEnv(E2E_ENV.url))
   const response = await request.post(`${launch.origin}/api/${channel}`, {

@@ -8,7 +8,7 @@
 import type { APIRequestContext, Locator, Page, Route } from '@playwright/test'
 import { expect, test } from './fixtures'
 import { e2eEnv, E2E_ENV } from './env'
-import { callApi, composer, openApp } from './helpers'
+import { callApi, composer, openApp, withRequest } from './helpers'
 
 test.describe.configure({ mode: 'serial' })
 
@@ -40,22 +40,12 @@ async function writeChanged(request: APIRequestContext, changed: Changed): Promi
 let original: Changed | null = null
 
 test.beforeAll(async ({ playwright }) => {
-  const request = await playwright.request.newContext()
-  try {
-    original = await readChanged(request)
-  } finally {
-    await request.dispose()
-  }
+  original = await withRequest(playwright, readChanged)
 })
 
 test.afterAll(async ({ playwright }) => {
-  if (original === null) return
-  const request = await playwright.request.newContext()
-  try {
-    await writeChanged(request, original)
-  } finally {
-    await request.dispose()
-  }
+  const back = original
+  if (back !== null) await withRequest(playwright, (request) => writeChanged(request, back))
 })
 
 function startingSettings(): Changed {

@@ -2,8 +2,8 @@
  * Chat through the services' dispatcher with the real engine: stories260K (no chat template, so the
  * plain-prompt fallback) in its worker, a real SQLite file. Small reply budgets keep it quick.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { PERSIST_INTERVAL_MS, tokenDelay } from '../../main/services'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PERSIST_INTERVAL_MS } from '../../main/services'
 import type { Message as StoredMessage } from '../../main/store'
 import type { ChatEvent, ConversationDetail, Message } from '../../preload/api'
 import { tempDir } from '../helpers/paths'
@@ -163,33 +163,6 @@ describe('chat:send', () => {
       expect(gate.count()).toBe(3)
     } finally {
       await g.dispose()
-    }
-  })
-
-  it('tokenDelay waits its delay before resolving, and resolves at once when the request is aborted', async () => {
-    vi.useFakeTimers()
-    try {
-      const wait = tokenDelay(20)
-      const controller = new AbortController()
-      let done = false
-      void wait(controller.signal).then(() => (done = true))
-      await vi.advanceTimersByTimeAsync(19)
-      expect(done).toBe(false)
-      await vi.advanceTimersByTimeAsync(1)
-      expect(done).toBe(true)
-      let stopped = false
-      void wait(controller.signal).then(() => (stopped = true))
-      controller.abort()
-      await Promise.resolve()
-      expect(stopped).toBe(true)
-      // already aborted: no wait at all
-      let after = false
-      void wait(controller.signal).then(() => (after = true))
-      await Promise.resolve()
-      expect(after).toBe(true)
-      expect(vi.getTimerCount()).toBe(0)
-    } finally {
-      vi.useRealTimers()
     }
   })
 

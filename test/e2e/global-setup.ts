@@ -4,19 +4,13 @@
  * shared test models, and hands its launch URL to the tests through TANDEM_E2E_URL. The teardown it returns
  * stops the server and deletes the folder.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
+import { repoRoot, sharedModels } from '../helpers/paths'
+import { startServe, stopServe, type ServeProcess } from '../helpers/serve-process'
 import { E2E_ENV, E2E_TOKEN_DELAY_MS } from './env'
-
-const repoRoot = resolve(import.meta.dirname, '..', '..')
-
-/** How long the server may take to print its URL (it may build the UI or warm up first). */
-const SERVER_START_TIMEOUT_MS = 90_000
-
-/** How long the server gets to shut down cleanly after SIGTERM before it is killed. */
-const SERVER_STOP_TIMEOUT_MS = 10_000
 
 /** Newest modification time (ms) of any file under `dir`. */
 function newestMtimeMs(dir: string): number {
@@ -40,39 +34,6 @@ function ensureRendererBuilt(): void {
   if (result.status !== 0) throw new Error(`electron-vite build failed (exit ${String(result.status)})`)
 }
 
-/** Resolves with the launch URL the server prints on stdout. */
-function waitForUrl(child: ChildProcess, logs: string[]): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
-    let stdout = ''
-    const timer = setTimeout(() => reject(new Error(`tandem serve printed no URL within ${SERVER_START_TIMEOUT_MS} ms:\n${logs.join('')}`)), SERVER_START_TIMEOUT_MS)
-    child.stdout?.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString('utf8')
-      const m = /(http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]+)/.exec(stdout)
-      if (m?.[1] !== undefined) {
-        clearTimeout(timer)
-        resolvePromise(m[1])
-      }
-    })
-    child.on('exit', (code) => {
-      clearTimeout(timer)
-      reject(new Error(`tandem serve exited with ${String(code)} before printing its URL:\n${logs.join('')}`))
-    })
-  })
-}
-
-/** Waits for the child to exit, killing it if SIGTERM is not enough. */
-function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
-  return new Promise((resolvePromise) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), SERVER_STOP_TIMEOUT_MS)
-    child.once('exit', () => {
-      clearTimeout(timer)
-      resolvePromise()
-    })
-    child.kill('SIGTERM')
-  })
-}
-
 /** Starts the server; returns the teardown. */
 export default async function globalSetup(): Promise<() => Promise<void>> {
   ensureRendererBuilt()
@@ -80,31 +41,22 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   const dataDir = join(scratch, 'data')
   const cacheDir = join(scratch, 'cache')
   mkdirSync(cacheDir)
-  const models = process.env.TANDEM_TEST_MODELS ?? resolve(repoRoot, '..', 'shared', 'models')
+  const models = sharedModels
   // The user's own models folder points somewhere that does not exist: the UI must show it as missing.
   const missingModelsDir = join(scratch, 'no-such-models-folder')
-  const logs: string[] = []
-  const args = ['serve', '--port', '0', '--data-dir', dataDir, '--models', models, '--no-open', '--token-delay-ms', String(E2E_TOKEN_DELAY_MS)]
-  const child = spawn(process.execPath, [join(repoRoot, 'bin', 'tandem.mjs'), ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, TANDEM_CACHE_DIR: cacheDir, TANDEM_MODELS_DIR: missingModelsDir },
-    stdio: ['ignore', 'pipe', 'pipe']
-  })
-  child.stderr?.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')))
-  child.stdout?.on('data', (chunk: Buffer) => logs.push(chunk.toString('utf8')))
-  let url: string
+  const args = ['--port', '0', '--data-dir', dataDir, '--models', models, '--no-open', '--token-delay-ms', String(E2E_TOKEN_DELAY_MS)]
+  let server: ServeProcess
   try {
-    url = await waitForUrl(child, logs)
+    server = await startServe(args, { TANDEM_CACHE_DIR: cacheDir, TANDEM_MODELS_DIR: missingModelsDir })
   } catch (err) {
-    await stop(child)
     rmSync(scratch, { recursive: true, force: true })
     throw err
   }
-  process.env[E2E_ENV.url] = url
+  process.env[E2E_ENV.url] = server.url
   process.env[E2E_ENV.dataDir] = dataDir
   process.env[E2E_ENV.missingModelsDir] = missingModelsDir
   return async () => {
-    await stop(child)
+    await stopServe(server.child)
     if (process.env.TANDEM_E2E_KEEP !== '1') rmSync(scratch, { recursive: true, force: true })
   }
 }

@@ -131,6 +131,11 @@ export class ChatService {
     return this.finisher.waitingIds
   }
 
+  /** Why compiled models go to a temporary folder instead of the graph cache (it cannot be written); null when they do not. */
+  get graphCacheNotice(): string | null {
+    return this.slot.cacheNotice
+  }
+
   /** What the usage sampler reads: the open model worker's busy counters, tokens streamed, and whether one is running. */
   usageReading(): UsageReading {
     const model = this.slot.openModel

@@ -8,6 +8,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, rmS
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it, vi } from 'vitest'
+import { statusForError } from '../../main/server/http-util'
 import { PERSIST_INTERVAL_MS, type App } from '../../main/services'
 import type { ChatEvent, Message } from '../../preload/api'
 import { writeRandomGgufModel } from '../fixtures/random-gguf'
@@ -123,6 +124,10 @@ async function fullDiskMidReply(dir: string | undefined, fill: (f: AppFixture) =
 }
 
 describe('a full disk during a reply', () => {
+  it('is answered over HTTP as 507 Insufficient Storage', () => {
+    expect(statusForError('DiskFullError')).toBe(507)
+  })
+
   it("SQLite's page limit (full exactly as a disk): DiskFullError, what was saved kept, stopped once space returns, chat goes on", async () => {
     await fullDiskMidReply(undefined, (f) => fillDatabase(f.app), (f) => f.app.store.db.pragma(`max_page_count = ${NO_PAGE_LIMIT}`))
   })

@@ -12,6 +12,7 @@ export {
 } from './model'
 export {
   ContextOverflowError,
+  InvalidLogitsError,
   DEFAULT_SAMPLING,
   TextModel,
   validateSampling,
@@ -63,4 +64,5 @@ export {
   type Profile,
   type WeightInfo
 } from './plan'
+export { checkGraphCacheWritable } from './graph'
 export { chooseEngine, profileCacheKeys, profileDevices, type EngineChoice, type ProfileCacheKeys, type ProfileOptions } from './runtime'

@@ -36,6 +36,7 @@ const STATUS_BY_ERROR: Readonly<Record<string, number>> = Object.freeze({
   ModelError: 422,
   PlacementError: 422,
   ContextOverflowError: 422,
+  DiskFullError: 507,
   ShutdownError: 503
 })
 

@@ -2,17 +2,20 @@
  * @file Chat: store the user's message, stream the model's reply into an assistant message, finish it as
  * complete / stopped / error with stats. Generations run one at a time in arrival order (one model, one
  * worker); each request has an id and an AbortController, so `stop(requestId)` works while it is queued
- * or streaming. The user's text is stored before anything can fail, so an error never loses it.
+ * or streaming. The user's text is stored before anything can fail, so an error never loses it. Removing a
+ * conversation stops its reply. A full disk ends a reply like a stop (the text so far kept, the reason
+ * stored with it) and the caller gets DiskFullError; see reply-finisher.ts for the write that finishes it.
  */
 import { randomInt } from 'node:crypto'
 import type { ChatMessage } from '../engine'
 import type { ChatEvent, EditRequest, Message, RegenerateRequest, SendRequest } from '../../preload/api'
-import type { Store, Message as StoredMessage } from '../store'
+import type { MessagePatch, Store, Message as StoredMessage } from '../store'
 import { messageContent } from './api-validate'
 import type { DevicesService } from './devices-service'
-import { ApiError, invalid, toApiError } from './errors'
+import { ApiError, errorMessage, invalid, isDiskFull, toApiError } from './errors'
 import { toApiMessage, type ConversationsService } from './conversations-service'
 import { ModelSlot } from './model-slot'
+import { ReplyFinisher } from './reply-finisher'
 import type { ModelsService } from './models-service'
 import { buildPrompt } from './prompt'
 import type { UsageReading } from './usage-sampler'
@@ -60,10 +63,14 @@ export class ChatService {
   private tokensStreamed = 0
   private generating = false
   private readonly monotonicMs: () => number
+  private readonly finisher: ReplyFinisher
+  private readonly unsubscribeRemoved: () => void
 
   constructor(private readonly deps: ChatServiceDeps) {
     this.slot = new ModelSlot({ cacheDir: deps.graphCacheDir, threads: deps.threads })
     this.monotonicMs = deps.monotonicMs ?? (() => performance.now())
+    this.finisher = new ReplyFinisher(deps.store.messages)
+    this.unsubscribeRemoved = deps.conversations.onRemoved((id) => this.stopConversation(id))
   }
 
   /** Adds the user message and streams the reply; resolves with the final assistant message. */
@@ -112,6 +119,23 @@ export class ChatService {
     return true
   }
 
+  /** Stops the queued or running request of a conversation (it was removed); false when it has none. */
+  stopConversation(conversationId: string): boolean {
+    let stopped = false
+    for (const [requestId, a] of this.active) if (a.conversationId === conversationId) stopped = this.stop(requestId) || stopped
+    return stopped
+  }
+
+  /** Ids of replies whose finishing write is waiting for disk space (still 'streaming' in the database). */
+  get unfinishedReplyIds(): string[] {
+    return this.finisher.waitingIds
+  }
+
+  /** Why compiled models go to a temporary folder instead of the graph cache (it cannot be written); null when they do not. */
+  get graphCacheNotice(): string | null {
+    return this.slot.cacheNotice
+  }
+
   /** What the usage sampler reads: the open model worker's busy counters, tokens streamed, and whether one is running. */
   usageReading(): UsageReading {
     const model = this.slot.openModel
@@ -121,9 +145,11 @@ export class ChatService {
   /** Stops everything, waits for the queue to drain, and closes the model. */
   async dispose(): Promise<void> {
     this.disposed = true
+    this.unsubscribeRemoved()
     for (const a of this.active.values()) a.controller.abort()
     await this.queue
-    await this.slot.release()
+    this.finisher.dispose()
+    await this.slot.dispose()
   }
 
   /**
@@ -145,6 +171,8 @@ export class ChatService {
       }
     }
     this.deps.conversations.require(conversationId)
+    // a reply a full disk left unfinished gets its status first, now that this request may find space
+    this.finisher.retry()
     const user = prepare()
     const assistant = this.deps.store.messages.append({ conversationId, role: 'assistant', content: '', status: 'streaming' })
     const controller = new AbortController()
@@ -161,7 +189,7 @@ export class ChatService {
       }
     }
     safeEmit({ type: 'started', userMessage: user === null ? null : toApiMessage(user), assistantMessage: toApiMessage(assistant) })
-    const run = this.queue.then(() => this.generate(conversationId, assistant, controller.signal, safeEmit))
+    const run = this.queue.then(() => this.generate(conversationId, assistant, controller, safeEmit))
     this.queue = run.catch(() => undefined)
     try {
       return await run
@@ -171,77 +199,109 @@ export class ChatService {
     }
   }
 
-  /** Runs one generation into `assistant`; always leaves it finished (never 'streaming'). */
+  /**
+   * Runs one generation into `assistant` and finishes it (never left 'streaming', except while a full disk
+   * refuses the finishing write: the ReplyFinisher retries it).
+   */
   private async generate(
     conversationId: string,
     assistant: StoredMessage,
-    signal: AbortSignal,
+    controller: AbortController,
     emit: (event: ChatEvent) => void
   ): Promise<Message> {
-    const { messages } = this.deps.store
+    const { signal } = controller
     let content = ''
+    let final: MessagePatch
+    let failure: ApiError | null = null
     try {
-      if (signal.aborted) return toApiMessage(messages.update(assistant.id, { status: 'stopped' }))
-      const conversation = this.deps.conversations.require(conversationId)
-      const entry = await this.deps.models.pick(conversation.modelId)
-      // resolved per generation, so a placement change applies to the next reply without a restart
-      const placed = await this.deps.devices.placementFor(entry, { beforeMeasuring: () => this.slot.release(), signal })
-      const model = await this.slot.acquire(entry, placed)
-      const history: ChatMessage[] = messages
-        .list(conversationId)
-        .filter((m) => m.seq < assistant.seq && m.status !== 'error' && m.role !== 'system' && m.content !== '')
-        .map((m) => ({ role: m.role, content: m.content }))
-      const { maxTokens, temperature, topP } = conversation.sampling
-      const { promptIds } = buildPrompt(model, conversation.systemPrompt, history, maxTokens)
-      const { pace } = this.deps
-      // A fresh seed per request, so regenerate gives a different reply (temperature 0 stays greedy).
-      const generation = model.generate({
-        promptIds,
-        maxTokens,
-        signal,
-        sampling: { temperature, topP, seed: randomInt(2 ** 31) },
-        ...(pace !== undefined && { pace: () => pace(signal) })
-      })
-      let persistedAtMs = this.monotonicMs()
-      this.generating = true
-      this.deps.onGenerationStart?.()
-      for await (const event of generation) {
-        this.tokensStreamed++
-        if (event.text === '') continue
-        content += event.text
-        emit({ type: 'delta', messageId: assistant.id, text: event.text })
-        if (this.monotonicMs() - persistedAtMs >= PERSIST_INTERVAL_MS) {
-          messages.setContent(assistant.id, content)
-          persistedAtMs = this.monotonicMs()
-        }
-      }
-      const r = await generation.result
-      this.generating = false
-      const deviceBusy = r.stats.devices.map((d) => ({ id: d.id, name: this.deps.devices.deviceName(d.id), busyMs: d.busyMs }))
-      const stats = {
-        ttftMs: r.stats.ttftMs,
-        prefillTokensPerSec: r.stats.prefillTokensPerSec,
-        decodeTokensPerSec: r.stats.decodeTokensPerSec,
-        promptTokens: r.stats.promptTokens,
-        generatedTokens: r.stats.generatedTokens,
-        model: entry.name,
-        devices: deviceBusy.map((d) => d.name),
-        deviceBusy
-      }
-      const status = r.stopReason === 'aborted' ? 'stopped' : 'complete'
-      return toApiMessage(messages.update(assistant.id, { content: r.text, status, error: null, stats }))
+      final = signal.aborted ? { status: 'stopped' } : await this.stream(conversationId, assistant, signal, emit, (text) => (content = text))
     } catch (err) {
       this.generating = false
       // stopped before any text (e.g. while Auto measured the devices): a stop, not an error
-      if (signal.aborted && content === '') return toApiMessage(messages.update(assistant.id, { status: 'stopped' }))
-      const apiError = toApiError(err)
-      try {
-        messages.update(assistant.id, { content, status: 'error', error: apiError.message })
-      } catch {
-        // the conversation was purged meanwhile; the error still reaches the caller
+      const stoppedEarly = signal.aborted && content === ''
+      // an error (a write that failed, not the model) must not leave the model generating into nothing
+      controller.abort()
+      if (stoppedEarly) {
+        final = { status: 'stopped' }
+      } else if (isDiskFull(err)) {
+        // cut short like a stop: the text generated so far is kept, the reason stored with it
+        failure = new ApiError('DiskFullError', `The disk is full, so the reply stopped here: ${errorMessage(err)}. Free some space and try again.`, { cause: err })
+        final = { content, status: 'stopped', error: failure.message }
+      } else {
+        failure = toApiError(err)
+        final = { content, status: 'error', error: failure.message }
       }
-      throw apiError
     }
+    let stored: StoredMessage | null = null
+    try {
+      stored = this.finisher.finish(assistant.id, final)
+    } catch (err) {
+      // the conversation was purged meanwhile; an earlier error still reaches the caller
+      if (failure === null) throw err
+    }
+    if (failure !== null) throw failure
+    if (stored === null) throw new ApiError('DiskFullError', 'The disk is full, so the reply could not be saved yet; it is saved as soon as there is space.')
+    return toApiMessage(stored)
+  }
+
+  /** Streams the model's reply into `assistant` (throttled writes) and returns its finishing write; `onText` sees the text so far. */
+  private async stream(
+    conversationId: string,
+    assistant: StoredMessage,
+    signal: AbortSignal,
+    emit: (event: ChatEvent) => void,
+    onText: (text: string) => void
+  ): Promise<MessagePatch> {
+    const { messages } = this.deps.store
+    const conversation = this.deps.conversations.require(conversationId)
+    const entry = await this.deps.models.pick(conversation.modelId)
+    // resolved per generation, so a placement change applies to the next reply without a restart
+    const placed = await this.deps.devices.placementFor(entry, { beforeMeasuring: () => this.slot.release(), signal })
+    const model = await this.slot.acquire(entry, placed)
+    const history: ChatMessage[] = messages
+      .list(conversationId)
+      .filter((m) => m.seq < assistant.seq && m.status !== 'error' && m.role !== 'system' && m.content !== '')
+      .map((m) => ({ role: m.role, content: m.content }))
+    const { maxTokens, temperature, topP } = conversation.sampling
+    const { promptIds } = buildPrompt(model, conversation.systemPrompt, history, maxTokens)
+    const { pace } = this.deps
+    // A fresh seed per request, so regenerate gives a different reply (temperature 0 stays greedy).
+    const generation = model.generate({
+      promptIds,
+      maxTokens,
+      signal,
+      sampling: { temperature, topP, seed: randomInt(2 ** 31) },
+      ...(pace !== undefined && { pace: () => pace(signal) })
+    })
+    let content = ''
+    let persistedAtMs = this.monotonicMs()
+    this.generating = true
+    this.deps.onGenerationStart?.()
+    for await (const event of generation) {
+      this.tokensStreamed++
+      if (event.text === '') continue
+      content += event.text
+      onText(content)
+      emit({ type: 'delta', messageId: assistant.id, text: event.text })
+      if (this.monotonicMs() - persistedAtMs >= PERSIST_INTERVAL_MS) {
+        messages.setContent(assistant.id, content)
+        persistedAtMs = this.monotonicMs()
+      }
+    }
+    const r = await generation.result
+    this.generating = false
+    const deviceBusy = r.stats.devices.map((d) => ({ id: d.id, name: this.deps.devices.deviceName(d.id), busyMs: d.busyMs }))
+    const stats = {
+      ttftMs: r.stats.ttftMs,
+      prefillTokensPerSec: r.stats.prefillTokensPerSec,
+      decodeTokensPerSec: r.stats.decodeTokensPerSec,
+      promptTokens: r.stats.promptTokens,
+      generatedTokens: r.stats.generatedTokens,
+      model: entry.name,
+      devices: deviceBusy.map((d) => d.name),
+      deviceBusy
+    }
+    return { content: r.text, status: r.stopReason === 'aborted' ? 'stopped' : 'complete', error: null, stats }
   }
 }
 

@@ -39,6 +39,8 @@ export function toApiMessage(m: StoredMessage): Message {
 
 /** Conversation operations; synchronous, like the store under them. */
 export class ConversationsService {
+  private readonly removedListeners = new Set<(id: string) => void>()
+
   constructor(
     private readonly store: Pick<Store, 'conversations' | 'messages'>,
     private readonly settings: SettingsService
@@ -83,9 +85,21 @@ export class ConversationsService {
     return this.require(id)
   }
 
-  /** Soft delete: hidden from list and search until restored or purged. */
+  /** Soft delete: hidden from list and search until restored or purged; tells the onRemoved listeners. */
   remove(id: string): void {
     this.store.conversations.softDelete(id)
+    for (const listener of this.removedListeners) listener(id)
+  }
+
+  /**
+   * Calls `listener` with the id of each conversation removed, after it is removed (the chat stops a reply
+   * still being written into it); returns the function that unsubscribes it.
+   */
+  onRemoved(listener: (id: string) => void): () => void {
+    this.removedListeners.add(listener)
+    return () => {
+      this.removedListeners.delete(listener)
+    }
   }
 
   /** Undoes remove. */

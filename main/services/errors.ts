@@ -2,7 +2,7 @@
  * @file The errors services raise for callers, and the one conversion of any thrown value into the
  * `{ name, message }` shape that crosses IPC and HTTP. Names are a fixed set the UI can switch on.
  */
-import { ContextOverflowError, ModelFormatError } from '../engine'
+import { ContextOverflowError, InvalidLogitsError, ModelFormatError } from '../engine'
 import { StoreNotFoundError } from '../store'
 import type { ApiErrorShape } from '../../preload/api'
 import { failWith, type Fail } from '../common/reader'
@@ -25,6 +25,8 @@ export type ApiErrorName =
   | 'PlacementError'
   /** the conversation already has a reply being generated */
   | 'BusyError'
+  /** the disk (or the database's size limit) is full: nothing more could be written */
+  | 'DiskFullError'
   /** the app is shutting down */
   | 'ShutdownError'
   /** a bug: an exception nobody expected */
@@ -66,11 +68,27 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof StoreNotFoundError) return new ApiError('NotFoundError', err.message, { cause: err })
   if (err instanceof ContextOverflowError) return new ApiError('ContextOverflowError', err.message, { cause: err })
   if (err instanceof ModelFormatError) return new ApiError('ModelError', err.message, { cause: err })
+  if (err instanceof InvalidLogitsError) return new ApiError('ModelError', err.message, { cause: err })
+  if (isDiskFull(err)) return new ApiError('DiskFullError', `The disk is full (${errorMessage(err)}): free some space and try again.`, { cause: err })
   if (err instanceof Error) {
     if (PASSTHROUGH_NAMES.has(err.name)) return new ApiError('ContextOverflowError', err.message, { cause: err })
     return new ApiError('InternalError', err.message || err.name, { cause: err })
   }
   return new ApiError('InternalError', String(err))
+}
+
+/**
+ * SQLite's and the OS's "no space" codes. SQLITE_FULL is also what SQLite reports at its own size limit
+ * (max_page_count); EDQUOT is a full disk quota. An error from a worker arrives as its message only, which
+ * for Node's fs errors starts with the code.
+ */
+const DISK_FULL_CODES: ReadonlySet<string> = new Set(['SQLITE_FULL', 'ENOSPC', 'EDQUOT'])
+
+/** Whether `err` says the disk is full. */
+export function isDiskFull(err: unknown): boolean {
+  if (!(err instanceof Error)) return false
+  if ('code' in err && typeof err.code === 'string' && DISK_FULL_CODES.has(err.code)) return true
+  return /^(ENOSPC|EDQUOT):/.test(err.message)
 }
 
 /** The message of any thrown value (for logs and stored message errors). */

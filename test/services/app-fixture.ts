@@ -74,3 +74,39 @@ export async function streamCall(
   })
   return { outcome, events }
 }
+
+/** A pace the test opens by hand: each call waits until released (or its request is aborted). */
+export function paceGate(): { pace: (signal: AbortSignal) => Promise<void>; release(n: number): void; calls(n: number): Promise<void>; count(): number } {
+  const waiting: (() => void)[] = []
+  let made = 0
+  let credit = 0
+  let onCall: (() => void) | null = null
+  return {
+    pace: (signal) =>
+      new Promise<void>((resolve) => {
+        made++
+        onCall?.()
+        if (credit > 0) {
+          credit--
+          return resolve()
+        }
+        const done = (): void => {
+          signal.removeEventListener('abort', done)
+          resolve()
+        }
+        waiting.push(done)
+        signal.addEventListener('abort', done, { once: true })
+      }),
+    release(n) {
+      for (let i = 0; i < n; i++) {
+        const next = waiting.shift()
+        if (next === undefined) credit++
+        else next()
+      }
+    },
+    async calls(n) {
+      while (made < n) await new Promise<void>((r) => (onCall = r))
+    },
+    count: () => made
+  }
+}

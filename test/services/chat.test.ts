@@ -7,7 +7,7 @@ import { PERSIST_INTERVAL_MS } from '../../main/services'
 import type { Message as StoredMessage } from '../../main/store'
 import type { ChatEvent, ConversationDetail, Message } from '../../preload/api'
 import { tempDir } from '../helpers/paths'
-import { appFixture, CHAT_MODEL, streamCall, type AppFixture } from './app-fixture'
+import { appFixture, CHAT_MODEL, paceGate, streamCall, type AppFixture } from './app-fixture'
 
 let f: AppFixture
 beforeAll(() => {
@@ -18,38 +18,6 @@ afterAll(() => f.dispose())
 const deltas = (events: ChatEvent[]): string[] => events.flatMap((e) => (e.type === 'delta' ? [e.text] : []))
 let nextId = 0
 const requestId = (): string => `req-${++nextId}`
-
-/** A pace the test opens by hand: each call waits until released (or its request is aborted). */
-function paceGate(): { pace: (signal: AbortSignal) => Promise<void>; release(n: number): void; calls(n: number): Promise<void>; count(): number } {
-  const waiting: (() => void)[] = []
-  let made = 0
-  let credit = 0
-  let onCall: (() => void) | null = null
-  return {
-    pace: (signal) =>
-      new Promise<void>((resolve) => {
-        made++
-        onCall?.()
-        if (credit > 0) {
-          credit--
-          return resolve()
-        }
-        waiting.push(resolve)
-        signal.addEventListener('abort', () => resolve(), { once: true })
-      }),
-    release(n) {
-      for (let i = 0; i < n; i++) {
-        const next = waiting.shift()
-        if (next === undefined) credit++
-        else next()
-      }
-    },
-    async calls(n) {
-      while (made < n) await new Promise<void>((r) => (onCall = r))
-    },
-    count: () => made
-  }
-}
 
 describe('chat:send', () => {
   it('stores the user message, streams the reply in steps, and stores it complete with stats', async () => {

@@ -100,3 +100,14 @@ export async function writeGraphAtomic(path: string, bytes: Uint8Array): Promise
     throw err
   }
 }
+
+/**
+ * Throws the file system's error (EACCES, EROFS, ENOTDIR, ENOSPC …) when `dir` cannot hold cached graphs:
+ * it cannot be created, or a file cannot be written and renamed in it the way writeGraphAtomic does.
+ * Callers check before opening a model, so an unwritable cache can be replaced instead of failing the open.
+ */
+export async function checkGraphCacheWritable(dir: string): Promise<void> {
+  const probe = join(dir, `.write-check-${process.pid}-${Math.random().toString(36).slice(2)}`)
+  await writeGraphAtomic(probe, new Uint8Array(1))
+  await rm(probe, { force: true })
+}

@@ -19,3 +19,11 @@ export class ProtocolError extends Error {
 export class ForwardCancelledError extends Error {
   override readonly name = 'ForwardCancelledError'
 }
+
+/**
+ * The model's output held NaN or infinity: its weights are damaged (or overflow in this arithmetic), so no
+ * token can be chosen from it. Sampling such logits would pick an arbitrary or out-of-range id.
+ */
+export class InvalidLogitsError extends Error {
+  override readonly name = 'InvalidLogitsError'
+}

@@ -59,4 +59,4 @@ export { calibrationScales, deviceGroupTimings, devicePartitionTimings, groupSam
 export { measureLink, LINK_SIZES_BYTES, type LinkMeasurement, type LinkSample } from './profile/link'
 export { resolveContext, DEFAULT_MAX_CONTEXT, MAX_ROPE_TABLE_POSITIONS } from './context'
 export { UsageBoard, usageDelta, type DeviceUsage } from './usage'
-export { ContextOverflowError, ForwardCancelledError, WorkerExitedError, ProtocolError } from './errors'
+export { ContextOverflowError, ForwardCancelledError, InvalidLogitsError, WorkerExitedError, ProtocolError } from './errors'

@@ -58,6 +58,11 @@ const BY_NAME: Readonly<Record<string, Omit<UiError, 'detail'>>> = {
     hint: 'Open the full address that `tandem serve` printed (it includes the access token).',
     action: 'none'
   },
+  DiskFullError: {
+    title: 'The disk is full',
+    hint: "Free some space on the disk that holds Tandem's data, then try again; what was written so far is kept.",
+    action: 'none'
+  },
   ShutdownError: { title: 'Tandem is closing', hint: 'Start Tandem again to continue.', action: 'reload' },
   InternalError: {
     title: 'Something went wrong inside Tandem',

@@ -5,7 +5,7 @@
  * starts with tokens already in the cache (the common case in a chat).
  */
 import { createDetokenizer, type Tokenizer } from '../../model'
-import { ContextOverflowError, ForwardCancelledError } from '../errors'
+import { ContextOverflowError, ForwardCancelledError, InvalidLogitsError } from '../errors'
 import { createSampler, DEFAULT_SAMPLING, type SamplingOptions } from './sampler'
 import { StopStringFilter } from './stop-text'
 import { usageDelta, type DeviceUsage } from '../usage'
@@ -138,6 +138,7 @@ export class GenerationLoop {
       const rest = prompt.slice(reuse)
       logits = await this.model.forward(rest, reuse, req.signal)
       this.cached.push(...rest)
+      checkLogits(logits, prompt.length - 1)
     } catch (err) {
       // stopped between prefill chunks: the engine keeps what it ran, the next call rewinds to what we know
       if (!(err instanceof ForwardCancelledError)) throw err
@@ -180,6 +181,7 @@ export class GenerationLoop {
       }
       logits = await this.model.forward([id], pos)
       this.cached.push(id)
+      checkLogits(logits, pos)
     }
     if (!logits) stopReason = 'aborted'
     const tail = stopText.hit ? '' : stopText.push(detok.flush()) + stopText.flush()
@@ -207,6 +209,23 @@ export class GenerationLoop {
         decodeTokensPerSec: tokens.length > 1 && decodeMs > 0 ? ((tokens.length - 1) * 1000) / decodeMs : 0,
         devices
       }
+    }
+  }
+}
+
+/**
+ * Throws InvalidLogitsError when the logits at `pos` hold NaN or ±infinity. Without this, greedy argmax
+ * over NaN returns id 0 every time (an empty reply that looks complete) and the sampler's weights become
+ * NaN, so its draw falls off the end of the candidates. One pass over the vocabulary per token: small next
+ * to the forward that produced it.
+ */
+function checkLogits(logits: Float32Array, pos: number): void {
+  for (let i = 0; i < logits.length; i++) {
+    if (!Number.isFinite(logits[i])) {
+      throw new InvalidLogitsError(
+        `the model produced invalid numbers (${logits[i]} in its output for token ${i} at position ${pos}); ` +
+          'its weights are probably damaged or overflow: try another file of this model'
+      )
     }
   }
 }

@@ -94,13 +94,13 @@ interface Token {
   readonly folded: string
 }
 
+function toToken(m: RegExpExecArray): Token {
+  return { start: m.index, end: m.index + m[0].length, folded: foldToken(m[0]) }
+}
+
 /** Tokens of the first SNIPPET_SCAN_CHARS of `text`, in order. */
 function tokenize(text: string): Token[] {
-  const tokens: Token[] = []
-  for (const m of text.slice(0, SNIPPET_SCAN_CHARS).matchAll(TOKEN)) {
-    tokens.push({ start: m.index, end: m.index + m[0].length, folded: foldToken(m[0]) })
-  }
-  return tokens
+  return Array.from(text.slice(0, SNIPPET_SCAN_CHARS).matchAll(TOKEN), toToken)
 }
 
 /** How many tokens from `i` on a phrase of the query covers there (0: none matches at `i`). */
@@ -151,16 +151,24 @@ function parts(text: string, tokens: readonly Token[], from: number, to: number,
  * min(text length, SNIPPET_SCAN_CHARS).
  */
 export function snippet(text: string, query: ParsedQuery): SnippetPart[] {
-  const tokens = tokenize(text)
+  // Tokens are read only as far as needed: up to the first match and the words after it.
+  const lookahead = Math.max(1, ...query.phrases.map((p) => p.length))
+  const tokens: Token[] = []
+  let checked = 0
+  let first = -1
+  for (const m of text.slice(0, SNIPPET_SCAN_CHARS).matchAll(TOKEN)) {
+    tokens.push(toToken(m))
+    for (; first < 0 && checked + lookahead <= tokens.length; checked++) if (matchAt(tokens, checked, query.phrases) > 0) first = checked
+    if (first >= 0 && tokens.length >= first + SNIPPET_WORDS + lookahead) break
+  }
+  for (; first < 0 && checked < tokens.length; checked++) if (matchAt(tokens, checked, query.phrases) > 0) first = checked
   if (tokens.length === 0) return []
-  let first = 0
-  while (first < tokens.length && matchAt(tokens, first, query.phrases) === 0) first++
   // No match in the scanned part: the opening words, unmarked.
-  const from = first === tokens.length ? 0 : Math.max(0, first - SNIPPET_WORDS_BEFORE)
+  const from = first < 0 ? 0 : Math.max(0, first - SNIPPET_WORDS_BEFORE)
   const to = Math.min(tokens.length, from + SNIPPET_WORDS)
   const out = parts(text, tokens, from, to, query.phrases)
   if (from > 0) out.unshift({ text: SNIPPET_ELLIPSIS, match: false })
-  // More words follow, or the text goes on past what was scanned (callers read a little more than that).
+  // More words follow (a scan that stopped early always read past `to`), or the text goes on past the scan.
   if (to < tokens.length || text.length > SNIPPET_SCAN_CHARS) out.push({ text: SNIPPET_ELLIPSIS, match: false })
   return mergeParts(out)
 }

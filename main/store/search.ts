@@ -8,6 +8,13 @@ import { RowReader } from './rows'
 import { highlight, MAX_SEARCH_LIMIT, parseQuery, SNIPPET_SCAN_CHARS, snippet } from './search-query'
 import type { SearchHit } from './types'
 
+/**
+ * Bytes of a message read for its snippet: enough for SNIPPET_SCAN_CHARS UTF-16 units at 3 UTF-8 bytes each
+ * (a surrogate pair is 4 bytes for 2 units), and then at least one unit more, so a cut text is longer than
+ * the scan and the snippet knows it goes on.
+ */
+const HEAD_BYTES = SNIPPET_SCAN_CHARS * 3 + 3
+
 /** The search statements, prepared once on one connection. */
 export class SearchIndex {
   private readonly titlesStmt: Stmt
@@ -20,10 +27,12 @@ export class SearchIndex {
        WHERE conversations_fts MATCH @query AND c.deleted_at IS NULL
        ORDER BY conversations_fts.rank LIMIT @limit`
     )
-    // Only the head of each message is read (see SNIPPET_SCAN_CHARS); one character more tells the snippet
-    // that the text goes on.
+    // Only the head of each message is read (see SNIPPET_SCAN_CHARS). It is cut as bytes: substr() on TEXT
+    // stops at a NUL character, which would cut the snippet short. A UTF-8 sequence cut in half at the end
+    // reads as U+FFFD, past the part the snippet scans.
     this.messagesStmt = db.prepare(
-      `SELECT c.id AS conversation_id, c.title AS title, m.id AS message_id, substr(m.content, 1, @scanChars) AS head
+      `SELECT c.id AS conversation_id, c.title AS title, m.id AS message_id,
+              CAST(substr(CAST(m.content AS BLOB), 1, @scanBytes) AS TEXT) AS head
        FROM messages_fts
          JOIN messages m ON m.n = messages_fts.rowid
          JOIN conversations c ON c.id = m.conversation_id
@@ -48,7 +57,7 @@ export class SearchIndex {
       return { conversationId: r.text('conversation_id'), title, messageId: null, snippet: highlight(title, parsed) }
     })
     if (hits.length >= limit) return hits
-    for (const row of this.messagesStmt.all({ query: parsed.fts, limit: limit - hits.length, scanChars: SNIPPET_SCAN_CHARS + 1 })) {
+    for (const row of this.messagesStmt.all({ query: parsed.fts, limit: limit - hits.length, scanBytes: HEAD_BYTES })) {
       const r = new RowReader('messages', row, 'message_id')
       hits.push({
         conversationId: r.text('conversation_id'),

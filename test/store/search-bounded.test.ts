@@ -90,3 +90,22 @@ describe('search over a 1,000,000-character message', () => {
     await worker.dispose() // idempotent
   })
 })
+
+describe('search and hostile text', () => {
+  it('a lone combining accent is not a query that matches everything', () => {
+    const { conversations, messages } = f.store
+    const c = conversations.create({ title: 'plain title' })
+    messages.append({ conversationId: c.id, role: 'user', content: 'café cafe\u0301 plain words' })
+    for (const q of ['\u0301', '\u0301\u0308', ' \u0301 ', '\ufe0f']) expect(conversations.search(q), JSON.stringify(q)).toEqual([])
+    // a mark on a letter still searches for the letter
+    expect(conversations.search('cafe\u0301')).toHaveLength(1)
+    expect(marked(conversations.search('cafe')[0])).toBe('[café] [cafe\u0301] plain words')
+  })
+
+  it('a NUL in a message does not cut its snippet short', () => {
+    const { conversations, messages } = f.store
+    const c = conversations.create()
+    messages.append({ conversationId: c.id, role: 'user', content: 'start\u0000 middle needle end' })
+    expect(marked(conversations.search('needle')[0])).toBe('start\u0000 middle [needle] end')
+  })
+})

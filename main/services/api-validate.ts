@@ -162,6 +162,7 @@ const none = (args: unknown): [] => {
 /** The validators, one per channel; the mapped type makes a missing or mistyped entry a compile error. */
 export const API_VALIDATORS: ApiValidators = {
   'app:version': none,
+  'app:notices': none,
   'models:list': none,
   'models:folders': none,
   'models:addFolder': (args) => [path(argList(args, 1)[0], 'path')],

@@ -93,7 +93,7 @@ export function createApp(options: AppOptions = {}): App {
       pace: options.pace
     })
     usage.start()
-    const handlers = createApiHandlers({ appVersion: options.appVersion ?? sourceVersion(), models, conversations, chat, settings, devices, usage })
+    const handlers = createApiHandlers({ appVersion: options.appVersion ?? sourceVersion(), notices: store.notices, models, conversations, chat, settings, devices, usage })
     let disposed: Promise<void> | null = null
     return {
       paths,

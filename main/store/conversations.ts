@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { Db, Stmt } from './database'
-import { StoreNotFoundError } from './errors'
+import { StoreDataError, StoreNotFoundError } from './errors'
 import { isRecord } from '../common/reader'
 import { parseJson, RowReader, toJsonObject, type JsonObject } from './rows'
 import { SearchIndex } from './search'
@@ -78,7 +78,15 @@ export class ConversationStore {
     if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 0)) {
       throw new RangeError(`limit must be a non-negative integer, got ${limit}`)
     }
-    return this.listStmt.all(limit ?? -1).map(toConversation)
+    // A row that cannot be read (a corrupt file) is left out rather than hiding every conversation.
+    return this.listStmt.all(limit ?? -1).flatMap((row) => {
+      try {
+        return [toConversation(row)]
+      } catch (err) {
+        if (err instanceof StoreDataError) return []
+        throw err
+      }
+    })
   }
 
   /** Sets the title. Throws StoreNotFoundError for an unknown id. */

@@ -218,6 +218,13 @@ export interface EditRequest {
   readonly content: string
 }
 
+/** Something found at start that the user should be told (a repaired search index, a damaged database). */
+export interface AppNotice {
+  /** 'search-index-rebuilt': repaired, nothing lost; 'database-damaged': some data may be unreadable */
+  readonly kind: 'search-index-rebuilt' | 'database-damaged'
+  readonly message: string
+}
+
 /** How errors cross the boundary (IPC or HTTP): a name the UI can switch on and a message for people. */
 export interface ApiErrorShape {
   readonly name: string
@@ -229,6 +236,8 @@ export interface Api {
   app: {
     /** app version from package.json */
     version(): Promise<string>
+    /** what the app found at start and the user should know (empty when all is well) */
+    notices(): Promise<AppNotice[]>
   }
   models: {
     list(): Promise<ModelEntry[]>
@@ -283,6 +292,7 @@ export const STREAM_EVENT_CHANNEL = 'stream:event'
  */
 export const API_METHODS = {
   'app:version': 'call',
+  'app:notices': 'call',
   'models:list': 'call',
   'models:folders': 'call',
   'models:addFolder': 'call',

@@ -3,7 +3,7 @@
  * transports (Electron IPC in main/index.ts, HTTP in main/server) call: unknown channel or malformed
  * arguments → ValidationError-style reply, any exception → `{ name, message }`. It never throws.
  */
-import type { ApiChannel, ApiErrorShape } from '../../preload/api'
+import type { ApiChannel, ApiErrorShape, AppNotice } from '../../preload/api'
 import type { ApiHandlers, ApiResult, CallContext } from './api-types'
 import { isApiChannel } from './api-types'
 import { API_VALIDATORS, type ApiValidators } from './api-validate'
@@ -18,6 +18,8 @@ import type { UsageSampler } from './usage-sampler'
 /** The services the handlers are built from. */
 export interface ApiServices {
   readonly appVersion: string
+  /** what the app found at start (the database check) */
+  readonly notices: readonly AppNotice[]
   readonly models: ModelsService
   readonly conversations: ConversationsService
   readonly chat: ChatService
@@ -30,6 +32,7 @@ export interface ApiServices {
 export function createApiHandlers(s: ApiServices): ApiHandlers {
   return {
     'app:version': async () => s.appVersion,
+    'app:notices': async () => [...s.notices],
     'models:list': () => s.models.list(),
     'models:folders': async () => s.models.folders(),
     'models:addFolder': async ([path]) => s.models.addFolder(path),

@@ -41,6 +41,21 @@ export function text(value: unknown, field: string, maxChars: number): string {
   return readText(failInvalid, field, value, maxChars)
 }
 
+/** Lone UTF-16 surrogates (halves of a pair, alone) and NUL: see userText. */
+const BROKEN_TEXT = /[\p{Cs}\u0000]/gu
+
+/**
+ * Text people write (messages, titles, system prompts, search queries), with each lone surrogate and NUL
+ * replaced by U+FFFD. Replaced rather than refused: they arrive in pasted text (a cut emoji, a binary
+ * file's bytes) and refusing would lose the whole message over a character the user cannot see; U+FFFD
+ * shows where the text was broken. Neither may be stored as given: a lone surrogate has no UTF-8 form
+ * (the database would hold something other than what the model and the screen saw), and NUL ends strings
+ * in C code (it cut FTS5's search snippets short). Ids and paths are refused instead (see id, path).
+ */
+export function userText(value: unknown, field: string, maxChars: number): string {
+  return text(value, field, maxChars).replace(BROKEN_TEXT, '\uFFFD')
+}
+
 /** A non-empty id without control characters. */
 export function id(value: unknown, field: string): string {
   const s = text(value, field, API_LIMITS.maxIdChars)
@@ -63,7 +78,7 @@ function numberIn(value: unknown, field: string, min: number, max: number, integ
 
 /** A message's text: within the limit and not blank. */
 export function messageContent(value: unknown, field: string): string {
-  const s = text(value, field, API_LIMITS.maxMessageChars)
+  const s = userText(value, field, API_LIMITS.maxMessageChars)
   if (s.trim() === '') throw invalid('The message is empty: type something to send.')
   return s
 }
@@ -97,9 +112,9 @@ export function theme(value: unknown, field = 'theme'): ThemeSetting {
 function conversationPatch(value: unknown, field: string): ConversationPatch {
   const o = object(value, field, ['title', 'systemPrompt', 'modelId', 'sampling'])
   return {
-    ...(o.title !== undefined && { title: text(o.title, `${field}.title`, API_LIMITS.maxTitleChars) }),
+    ...(o.title !== undefined && { title: userText(o.title, `${field}.title`, API_LIMITS.maxTitleChars) }),
     ...(o.systemPrompt !== undefined && {
-      systemPrompt: text(o.systemPrompt, `${field}.systemPrompt`, API_LIMITS.maxSystemPromptChars)
+      systemPrompt: userText(o.systemPrompt, `${field}.systemPrompt`, API_LIMITS.maxSystemPromptChars)
     }),
     ...(o.modelId !== undefined && { modelId: modelIdOrNull(o.modelId, `${field}.modelId`) }),
     ...(o.sampling !== undefined && { sampling: samplingSettings(o.sampling, `${field}.sampling`) })
@@ -147,6 +162,7 @@ const none = (args: unknown): [] => {
 /** The validators, one per channel; the mapped type makes a missing or mistyped entry a compile error. */
 export const API_VALIDATORS: ApiValidators = {
   'app:version': none,
+  'app:notices': none,
   'models:list': none,
   'models:folders': none,
   'models:addFolder': (args) => [path(argList(args, 1)[0], 'path')],
@@ -160,7 +176,7 @@ export const API_VALIDATORS: ApiValidators = {
   },
   'conversations:remove': (args) => [id(argList(args, 1)[0], 'id')],
   'conversations:restore': (args) => [id(argList(args, 1)[0], 'id')],
-  'conversations:search': (args) => [text(argList(args, 1)[0], 'query', API_LIMITS.maxSearchChars)],
+  'conversations:search': (args) => [userText(argList(args, 1)[0], 'query', API_LIMITS.maxSearchChars)],
   'chat:send': (args) => [sendRequest(argList(args, 1)[0])],
   'chat:regenerate': (args) => [regenerateRequest(argList(args, 1)[0])],
   'chat:edit': (args) => [editRequest(argList(args, 1)[0])],

@@ -5,7 +5,8 @@
  */
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { openStore, type Store } from '../store'
+import { startWorkerThread, workerEntryUrl } from '../engine'
+import { openStore, SearchWorker, type Store } from '../store'
 import { createApiHandlers, createDispatch, type ApiDispatch } from './api-host'
 import type { ApiHandlers } from './api-types'
 import { AutoProfiles } from './auto-profiles'
@@ -72,7 +73,10 @@ export function createApp(options: AppOptions = {}): App {
     store.messages.markInterrupted()
     const settings = new SettingsService(store.settings)
     const models = new ModelsService(settings, paths.builtInModelDirs)
-    const conversations = new ConversationsService(store, settings)
+    // Search runs on its own read connection in a worker: ranking and cutting snippets over long messages
+    // must not hold up calls and reply streams on this thread.
+    const searcher = new SearchWorker(paths.databaseFile, { entryUrl: workerEntryUrl, start: (entry, data) => startWorkerThread(entry, data) })
+    const conversations = new ConversationsService(store, settings, searcher)
     conversations.purgeDeleted()
     const devices = new DevicesService({ settings, models, profiles: new AutoProfiles(store, { threads: options.threads }) })
     // reads `chat` only once started (below), after chat exists
@@ -89,7 +93,7 @@ export function createApp(options: AppOptions = {}): App {
       pace: options.pace
     })
     usage.start()
-    const handlers = createApiHandlers({ appVersion: options.appVersion ?? sourceVersion(), models, conversations, chat, settings, devices, usage })
+    const handlers = createApiHandlers({ appVersion: options.appVersion ?? sourceVersion(), notices: store.notices, models, conversations, chat, settings, devices, usage })
     let disposed: Promise<void> | null = null
     return {
       paths,
@@ -104,7 +108,7 @@ export function createApp(options: AppOptions = {}): App {
       dispatch: createDispatch(handlers),
       dispose: () => {
         usage.stop()
-        disposed ??= Promise.all([chat.dispose(), devices.dispose()]).then(() => undefined).finally(() => store.close())
+        disposed ??= Promise.all([chat.dispose(), devices.dispose(), searcher.dispose()]).then(() => undefined).finally(() => store.close())
         return disposed
       }
     }

@@ -8,7 +8,7 @@
  */
 import { randomInt } from 'node:crypto'
 import type { ChatMessage } from '../engine'
-import type { ChatEvent, EditRequest, Message, RegenerateRequest, SendRequest } from '../../preload/api'
+import { API_LIMITS, type ChatEvent, type EditRequest, type Message, type RegenerateRequest, type SendRequest } from '../../preload/api'
 import type { MessagePatch, Store, Message as StoredMessage } from '../store'
 import { messageContent } from './api-validate'
 import type { DevicesService } from './devices-service'
@@ -23,7 +23,7 @@ import type { UsageReading } from './usage-sampler'
 /** Least time between two writes of a streaming reply's content (~10 writes/s). */
 export const PERSIST_INTERVAL_MS = 100
 
-/** Characters of the first message used as an untitled conversation's title. */
+/** Characters (graphemes) of the first message used as an untitled conversation's title. */
 const AUTO_TITLE_CHARS = 60
 
 /** What ChatService needs. */
@@ -323,11 +323,29 @@ export function tokenDelay(delayMs: number): (signal: AbortSignal) => Promise<vo
     })
 }
 
-/** A title from the first message: its first line, shortened at a word boundary. */
+/** Splits text into user-perceived characters (an emoji with its modifiers or a ZWJ family stays whole). */
+const GRAPHEMES = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
+
+/**
+ * A title from the first message: its first line, shortened at a word boundary. It is cut by graphemes,
+ * not UTF-16 units, so an emoji at the cut is kept or dropped whole, never split into a lone surrogate.
+ */
 export function autoTitle(content: string): string {
   const line = content.trim().split('\n', 1)[0].trim()
-  if (line.length <= AUTO_TITLE_CHARS) return line
-  const cut = line.slice(0, AUTO_TITLE_CHARS)
+  // Only as many graphemes as the title can hold are segmented (the line may be a million characters).
+  // The UTF-16 length is capped too: 60 family emoji are 660 units, past what a title edit may send back.
+  let cut = ''
+  let count = 0
+  let whole = true
+  for (const { segment } of GRAPHEMES.segment(line)) {
+    if (count === AUTO_TITLE_CHARS || cut.length + segment.length > API_LIMITS.maxTitleChars) {
+      whole = false
+      break
+    }
+    cut += segment
+    count++
+  }
+  if (whole) return line
   const space = cut.lastIndexOf(' ')
-  return `${(space > AUTO_TITLE_CHARS / 2 ? cut.slice(0, space) : cut).trimEnd()}…`
+  return `${(space > cut.length / 2 ? cut.slice(0, space) : cut).trimEnd()}…`
 }

@@ -10,7 +10,7 @@ import type {
   Message,
   SearchHit
 } from '../../preload/api'
-import type { Conversation as StoredConversation, Message as StoredMessage, Store } from '../store'
+import type { Conversation as StoredConversation, Message as StoredMessage, SearchWorker, Store } from '../store'
 import { samplingSettings } from './api-validate'
 import { ApiError } from './errors'
 import type { SettingsService } from './settings-service'
@@ -43,7 +43,9 @@ export class ConversationsService {
 
   constructor(
     private readonly store: Pick<Store, 'conversations' | 'messages'>,
-    private readonly settings: SettingsService
+    private readonly settings: SettingsService,
+    /** answers searches off the main thread; without it they run on the store's connection */
+    private readonly searcher?: Pick<SearchWorker, 'search'>
   ) {}
 
   /** Conversations not deleted, most recently updated first. */
@@ -109,8 +111,9 @@ export class ConversationsService {
   }
 
   /** Full-text search over titles and messages; snippets as plain text. */
-  search(query: string): SearchHit[] {
-    return this.store.conversations.search(query, SEARCH_LIMIT).map((h) => ({
+  async search(query: string): Promise<SearchHit[]> {
+    const hits = this.searcher === undefined ? this.store.conversations.search(query, SEARCH_LIMIT) : await this.searcher.search(query, SEARCH_LIMIT)
+    return hits.map((h) => ({
       conversationId: h.conversationId,
       title: h.title,
       messageId: h.messageId,

@@ -4,16 +4,13 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { Db, Stmt } from './database'
-import { StoreNotFoundError } from './errors'
+import { StoreDataError, StoreNotFoundError } from './errors'
 import { isRecord } from '../common/reader'
 import { parseJson, RowReader, toJsonObject, type JsonObject } from './rows'
-import { MATCH_END, MATCH_START, MAX_SEARCH_LIMIT, splitSnippet, toFtsQuery } from './search-query'
+import { SearchIndex } from './search'
 import type { Conversation, NewConversation, SearchHit, StoreOptions } from './types'
 
 const COLUMNS = 'id, title, system_prompt, model_id, sampling_json, created_at, updated_at, deleted_at'
-
-/** Words of context FTS5 puts around the match in a message snippet. */
-const SNIPPET_TOKENS = 16
 
 /** Conversations table access; statements are prepared once here. */
 export class ConversationStore {
@@ -28,11 +25,10 @@ export class ConversationStore {
   private readonly softDeleteStmt: Stmt
   private readonly restoreStmt: Stmt
   private readonly purgeStmt: Stmt
-  private readonly searchTitlesStmt: Stmt
-  private readonly searchMessagesStmt: Stmt
+  private readonly searchIndex: SearchIndex
 
   constructor(
-    private readonly db: Db,
+    db: Db,
     options: StoreOptions = {}
   ) {
     this.now = options.now ?? Date.now
@@ -54,21 +50,7 @@ export class ConversationStore {
     this.restoreStmt = db.prepare('UPDATE conversations SET deleted_at = NULL WHERE id = ?')
     // Messages go with them through ON DELETE CASCADE; the FTS triggers clean both indexes.
     this.purgeStmt = db.prepare('DELETE FROM conversations WHERE deleted_at IS NOT NULL AND deleted_at <= ?')
-    this.searchTitlesStmt = db.prepare(
-      `SELECT c.id AS conversation_id, highlight(conversations_fts, 0, @start, @end) AS marked, c.title AS title
-       FROM conversations_fts JOIN conversations c ON c.n = conversations_fts.rowid
-       WHERE conversations_fts MATCH @query AND c.deleted_at IS NULL
-       ORDER BY conversations_fts.rank LIMIT @limit`
-    )
-    this.searchMessagesStmt = db.prepare(
-      `SELECT c.id AS conversation_id, c.title AS title, m.id AS message_id,
-              snippet(messages_fts, 0, @start, @end, '…', ${SNIPPET_TOKENS}) AS marked
-       FROM messages_fts
-         JOIN messages m ON m.n = messages_fts.rowid
-         JOIN conversations c ON c.id = m.conversation_id
-       WHERE messages_fts MATCH @query AND c.deleted_at IS NULL
-       ORDER BY messages_fts.rank LIMIT @limit`
-    )
+    this.searchIndex = new SearchIndex(db)
   }
 
   /** Creates a conversation and returns it. Throws TypeError if `sampling` is not a plain JSON object. */
@@ -96,7 +78,15 @@ export class ConversationStore {
     if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 0)) {
       throw new RangeError(`limit must be a non-negative integer, got ${limit}`)
     }
-    return this.listStmt.all(limit ?? -1).map(toConversation)
+    // A row that cannot be read (a corrupt file) is left out rather than hiding every conversation.
+    return this.listStmt.all(limit ?? -1).flatMap((row) => {
+      try {
+        return [toConversation(row)]
+      } catch (err) {
+        if (err instanceof StoreDataError) return []
+        throw err
+      }
+    })
   }
 
   /** Sets the title. Throws StoreNotFoundError for an unknown id. */
@@ -143,27 +133,7 @@ export class ConversationStore {
    * Title hits come first (messageId null), then message hits, each group best match first; at most `limit`.
    */
   search(query: string, limit = 20): SearchHit[] {
-    if (!(Number.isSafeInteger(limit) && limit >= 0 && limit <= MAX_SEARCH_LIMIT)) {
-      throw new RangeError(`limit must be an integer in [0, ${MAX_SEARCH_LIMIT}], got ${limit}`)
-    }
-    const fts = toFtsQuery(query)
-    if (fts === null || limit === 0) return []
-    const params = { query: fts, start: MATCH_START, end: MATCH_END, limit }
-    const hits = this.searchTitlesStmt.all(params).map((row): SearchHit => {
-      const r = new RowReader('conversations', row, 'conversation_id')
-      return { conversationId: r.text('conversation_id'), title: r.text('title'), messageId: null, snippet: splitSnippet(r.text('marked')) }
-    })
-    if (hits.length >= limit) return hits
-    for (const row of this.searchMessagesStmt.all({ ...params, limit: limit - hits.length })) {
-      const r = new RowReader('messages', row, 'message_id')
-      hits.push({
-        conversationId: r.text('conversation_id'),
-        title: r.text('title'),
-        messageId: r.text('message_id'),
-        snippet: splitSnippet(r.text('marked'))
-      })
-    }
-    return hits
+    return this.searchIndex.search(query, limit)
   }
 
   private update(stmt: Stmt, id: string, value: string | null): Conversation {

@@ -6,6 +6,7 @@ import { ConversationStore } from './conversations'
 import { openDatabase, type Db } from './database'
 import { DeviceProfileStore } from './device-profiles'
 import { MessageStore } from './messages'
+import { checkDatabase, type StoreNotice } from './repair'
 import { SettingsStore } from './settings'
 import type { StoreOptions } from './types'
 
@@ -13,10 +14,12 @@ export { BUSY_TIMEOUT_MS, openDatabase, WAL_SIZE_LIMIT_BYTES, schemaVersion, typ
 export { StoreDataError, StoreNotFoundError, StoreOpenError, StoreSchemaTooNewError } from './errors'
 export { checkMigrations, LATEST_SCHEMA_VERSION, MIGRATIONS, type Migration } from './migrations'
 export { ConversationStore } from './conversations'
-export { MessageStore } from './messages'
+export { DAMAGED_MESSAGE_ERROR, MessageStore } from './messages'
+export { checkDatabase, MAX_CHECK_ERRORS, type CheckedDatabase, type StoreNotice } from './repair'
 export { SettingsStore, type Validator } from './settings'
 export { DeviceProfileStore, MAX_PROFILE_JSON_BYTES, MAX_PROFILE_KEY_LENGTH } from './device-profiles'
-export { MAX_QUERY_CHARS, MAX_QUERY_TERMS, MAX_SEARCH_LIMIT } from './search-query'
+export { MAX_QUERY_CHARS, MAX_QUERY_TERMS, MAX_SEARCH_LIMIT, SNIPPET_SCAN_CHARS, SNIPPET_WORDS } from './search-query'
+export { SearchWorker, SearchWorkerError, type WorkerStarter } from './search-worker-client'
 export type { JsonObject, JsonValue } from './rows'
 export * from './types'
 
@@ -28,13 +31,19 @@ export interface Store {
   readonly settings: SettingsStore
   /** cached device profiles (measured op-group times) per device set and model shape */
   readonly deviceProfiles: DeviceProfileStore
+  /** what the check at open found and repaired (see repair.ts); empty for a sound file */
+  readonly notices: readonly StoreNotice[]
   /** Closes the connection (SQLite checkpoints the WAL into the main file); calling it again is a no-op. */
   close(): void
 }
 
-/** Opens (creating or upgrading) the database at `file`; see openDatabase for the errors it throws. */
+/**
+ * Opens (creating or upgrading) the database at `file`, checks it and rebuilds a damaged search index; see
+ * openDatabase for the errors it throws, and `notices` for what the check found.
+ */
 export function openStore(file: string, options: StoreOptions = {}): Store {
-  const db = openDatabase(file)
+  const checked = file === ':memory:' ? { db: openDatabase(file), notices: [] } : checkDatabase(openDatabase(file), file, () => openDatabase(file))
+  const { db, notices } = checked
   try {
     return {
       db,
@@ -42,6 +51,7 @@ export function openStore(file: string, options: StoreOptions = {}): Store {
       messages: new MessageStore(db, options),
       settings: new SettingsStore(db),
       deviceProfiles: new DeviceProfileStore(db, options),
+      notices,
       close: () => db.close()
     }
   } catch (err) {

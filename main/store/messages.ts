@@ -9,9 +9,13 @@
 import { randomUUID } from 'node:crypto'
 import type { Db, Stmt } from './database'
 import { StoreDataError, StoreNotFoundError } from './errors'
+import { isRecord } from '../common/reader'
 import { RowReader } from './rows'
 import { statsFromJson, statsToJson } from './stats'
 import { MESSAGE_ROLES, MESSAGE_STATUSES, type Message, type MessagePatch, type NewMessage, type StoreOptions } from './types'
+
+/** The error text of a message whose row could not be read (shown in its place, status 'error', no content). */
+export const DAMAGED_MESSAGE_ERROR = 'This message is damaged and could not be read.'
 
 /** Columns of a Message. */
 const COLUMNS = 'm.id, m.conversation_id, m.seq, m.role, m.content, m.status, m.error, m.created_at, m.updated_at, m.stats_json'
@@ -24,7 +28,9 @@ export class MessageStore {
   private readonly insertStmt: Stmt
   private readonly touchConversationStmt: Stmt
   private readonly getStmt: Stmt
-  private readonly listStmt: Stmt
+  private readonly listRowsStmt: Stmt
+  private readonly getByRowStmt: Stmt
+  private readonly rawRowStmt: Stmt
   private readonly setContentStmt: Stmt
   private readonly updateStmt: Stmt
   private readonly deleteAfterStmt: Stmt
@@ -43,7 +49,11 @@ export class MessageStore {
     )
     this.touchConversationStmt = db.prepare('UPDATE conversations SET updated_at = @nowMs WHERE id = @id')
     this.getStmt = db.prepare(`SELECT ${COLUMNS} FROM messages m WHERE m.id = ?`)
-    this.listStmt = db.prepare(`SELECT ${COLUMNS} FROM messages m WHERE m.conversation_id = ? ORDER BY m.seq`)
+    // list() reads the order from the (conversation_id, seq) index, then each row on its own, so one bad
+    // row cannot hide the others.
+    this.listRowsStmt = db.prepare('SELECT n FROM messages WHERE conversation_id = ? ORDER BY seq').pluck()
+    this.getByRowStmt = db.prepare(`SELECT ${COLUMNS} FROM messages m WHERE m.n = ?`)
+    this.rawRowStmt = db.prepare('SELECT id, seq, role, created_at, updated_at FROM messages WHERE n = ?')
     this.setContentStmt = db.prepare('UPDATE messages SET content = @content, updated_at = @nowMs WHERE id = @id')
     // One statement for any patch: @hasX (0/1) says whether the field is being set.
     this.updateStmt = db.prepare(
@@ -118,9 +128,22 @@ export class MessageStore {
     return row === undefined ? undefined : toMessage(row)
   }
 
-  /** All messages of a conversation in seq order (empty for an unknown conversation). */
+  /**
+   * All messages of a conversation in seq order (empty for an unknown conversation). A row that cannot be
+   * read (a corrupt file: a wrong-typed column, a status outside the schema's list, an unreadable page) is
+   * listed in its place as a damaged message — status 'error', error DAMAGED_MESSAGE_ERROR, no content —
+   * so the rest of the conversation still opens.
+   */
   list(conversationId: string): Message[] {
-    return this.listStmt.all(conversationId).map(toMessage)
+    return this.listRowsStmt.all(conversationId).map((n, index) => {
+      try {
+        const row = this.getByRowStmt.get(n)
+        if (row !== undefined) return toMessage(row)
+      } catch (err) {
+        if (!(err instanceof StoreDataError || isSqliteError(err))) throw err
+      }
+      return this.damaged(n, conversationId, index)
+    })
   }
 
   /**
@@ -152,6 +175,31 @@ export class MessageStore {
     return this.stopStreamingStmt.run({ nowMs: this.now() }).changes
   }
 
+  /** What can still be read of row `n`, as a damaged message (made-up id and times where they are unreadable). */
+  private damaged(n: unknown, conversationId: string, index: number): Message {
+    let row: unknown
+    try {
+      row = this.rawRowStmt.get(n)
+    } catch {
+      row = undefined
+    }
+    const r = isRecord(row) ? row : {}
+    const int = (v: unknown, fallback: number): number => (typeof v === 'number' && Number.isSafeInteger(v) ? v : fallback)
+    const role = MESSAGE_ROLES.find((x) => x === r.role) ?? 'assistant'
+    return {
+      id: typeof r.id === 'string' ? r.id : `damaged-${String(n)}`,
+      conversationId,
+      seq: int(r.seq, index),
+      role,
+      content: '',
+      status: 'error',
+      error: DAMAGED_MESSAGE_ERROR,
+      createdAtMs: int(r.created_at, 0),
+      updatedAtMs: int(r.updated_at, 0),
+      stats: null
+    }
+  }
+
   private mustGet(id: string): Message {
     const m = this.get(id)
     if (m === undefined) throw new StoreNotFoundError('message', id)
@@ -174,4 +222,9 @@ function toMessage(row: unknown): Message {
     updatedAtMs: r.int('updated_at'),
     stats: statsFromJson(r.textOrNull('stats_json'))
   }
+}
+
+/** An error raised by SQLite (SQLITE_CORRUPT and the like) rather than by our own checks. */
+function isSqliteError(err: unknown): boolean {
+  return err instanceof Error && 'code' in err && typeof err.code === 'string' && err.code.startsWith('SQLITE_')
 }

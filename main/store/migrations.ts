@@ -20,6 +20,20 @@ export interface Migration {
 const TOKENIZE = `tokenize = "unicode61 remove_diacritics 2 categories 'L* N* Co M* So'"`
 
 /**
+ * The full-text indexes, by name: the statement that creates each (as v1 ran it). They hold derived data
+ * only (external-content tables over messages_searchable and conversations), so repair.ts may drop a
+ * damaged one, create it again with this statement and rebuild it from its content.
+ */
+export const FTS_INDEXES = Object.freeze({
+  messages_fts: `CREATE VIRTUAL TABLE messages_fts USING fts5 (
+  content, content = 'messages_searchable', content_rowid = 'n', ${TOKENIZE}
+)`,
+  conversations_fts: `CREATE VIRTUAL TABLE conversations_fts USING fts5 (
+  title, content = 'conversations', content_rowid = 'n', ${TOKENIZE}
+)`
+})
+
+/**
  * v1: conversations, messages, settings, and FTS5 indexes over message content and conversation titles.
  *
  * Why each table has `n INTEGER PRIMARY KEY` beside its `id TEXT UNIQUE`: the FTS5 indexes are
@@ -79,9 +93,7 @@ CREATE TABLE settings (
 ) STRICT, WITHOUT ROWID;
 
 CREATE VIEW messages_searchable AS SELECT n, content FROM messages WHERE status <> 'streaming';
-CREATE VIRTUAL TABLE messages_fts USING fts5 (
-  content, content = 'messages_searchable', content_rowid = 'n', ${TOKENIZE}
-);
+${FTS_INDEXES.messages_fts};
 CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages WHEN new.status <> 'streaming' BEGIN
   INSERT INTO messages_fts (rowid, content) VALUES (new.n, new.content);
 END;
@@ -95,9 +107,7 @@ CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, status ON messages B
   INSERT INTO messages_fts (rowid, content) SELECT new.n, new.content WHERE new.status <> 'streaming';
 END;
 
-CREATE VIRTUAL TABLE conversations_fts USING fts5 (
-  title, content = 'conversations', content_rowid = 'n', ${TOKENIZE}
-);
+${FTS_INDEXES.conversations_fts};
 CREATE TRIGGER conversations_fts_insert AFTER INSERT ON conversations BEGIN
   INSERT INTO conversations_fts (rowid, title) VALUES (new.n, new.title);
 END;

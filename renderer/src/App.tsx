@@ -79,6 +79,15 @@ function Shell({ api }: { api: Api }): JSX.Element {
     api.app.version().then(setVersion, () => setVersion(null))
   }, [api])
 
+  // What the app found at start (a rebuilt search index, a damaged database file): told once, as toasts.
+  const showNotice = toasts.show
+  useEffect(() => {
+    api.app.notices().then(
+      (notices) => notices.forEach((n) => showNotice(n.message)),
+      () => undefined
+    )
+  }, [api, showNotice])
+
   const defaults: DraftSettings = useMemo(() => {
     const usable = models.filter((m) => m.problem === null)
     const preferred = usable.find((m) => m.id === settings?.defaultModelId) ?? usable[0] ?? null

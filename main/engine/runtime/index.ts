@@ -60,3 +60,4 @@ export { measureLink, LINK_SIZES_BYTES, type LinkMeasurement, type LinkSample } 
 export { resolveContext, DEFAULT_MAX_CONTEXT, MAX_ROPE_TABLE_POSITIONS } from './context'
 export { UsageBoard, usageDelta, type DeviceUsage } from './usage'
 export { ContextOverflowError, ForwardCancelledError, InvalidLogitsError, WorkerExitedError, ProtocolError } from './errors'
+export { startWorkerThread, workerEntryUrl } from './worker-thread'

@@ -92,11 +92,17 @@ describe('tandem serve', () => {
       })
       let stdout = ''
       let stderr = ''
-      second.stdout?.on('data', (d: Buffer) => (stdout += d.toString()))
-      second.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
       const running = second
-      const code = await new Promise<number | null>((resolve) => running.on('exit', resolve))
-      expect(code).toBe(1)
+      // either it exits, or it prints its URL: it started on a folder in use (the failure this test is for)
+      const outcome = await new Promise<number | null | 'started'>((resolve) => {
+        running.stdout?.on('data', (d: Buffer) => {
+          stdout += d.toString()
+          if (stdout.includes('Tandem is running at')) resolve('started')
+        })
+        running.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
+        running.on('exit', resolve)
+      })
+      expect(outcome).toBe(1)
       expect(stdout).toBe('')
       expect(stderr).toMatch(new RegExp(`^tandem: The data folder .* is in use by another Tandem process \\(pid ${first.child.pid}, started .* as ".*serve.*"\\)\\..*\n$`))
       // the first one goes on

@@ -220,6 +220,27 @@ describe('JSON nesting', () => {
     expect(jsonNestsDeeperThan(bytes(JSON.stringify({ args: ['\\', [[1]]] })), 3)).toBe(true)
   })
 
+  it('agrees with the real depth of random JSON full of brackets, quotes and backslashes in strings', () => {
+    let seed = 7
+    const random = (n: number): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n)
+    const pieces = ['[', ']', '{', '}', '"', '\\', 'a', 'é', '😀', ' ']
+    const text = (): string => Array.from({ length: random(8) }, () => pieces[random(pieces.length)]).join('')
+    const value = (depthLeft: number): unknown => {
+      const kind = depthLeft === 0 ? 0 : random(4)
+      if (kind === 0) return text()
+      if (kind === 1) return random(2) === 0 ? 1 : null
+      if (kind === 2) return Array.from({ length: random(3) }, () => value(depthLeft - 1))
+      return Object.fromEntries(Array.from({ length: random(3) }, () => [text(), value(depthLeft - 1)]))
+    }
+    const depthOf = (v: unknown): number =>
+      typeof v === 'object' && v !== null ? 1 + Math.max(0, ...Object.values(v).map(depthOf)) : 0
+    for (let n = 0; n < 500; n++) {
+      const v = value(6)
+      const bytes = Buffer.from(JSON.stringify(v), 'utf8')
+      for (const max of [0, 1, 2, 3, 4, 5, 6]) expect(jsonNestsDeeperThan(bytes, max), JSON.stringify(v)).toBe(depthOf(v) > max)
+    }
+  })
+
   it('still accepts ordinary nested arguments', async () => {
     const response = await fetch(`${normal.origin}/api/conversations/create`, {
       method: 'POST',

@@ -8,6 +8,10 @@
  *   `event: chat` per streamed event, then one `event: result` or `event: error`. A stream that fails before
  *   its first event answers a plain JSON error instead. Closing the connection aborts the generation.
  * - Anything else: the built renderer as static files (no token needed: the page holds no data).
+ * - Limits: a request must send its headers within HEADERS_TIMEOUT_MS and its whole body within
+ *   REQUEST_TIMEOUT_MS (else 408 and the connection closes); an idle keep-alive connection closes after
+ *   KEEP_ALIVE_TIMEOUT_MS. A body over MAX_BODY_BYTES is answered 413 at once (announced or found while
+ *   reading) and the connection closes; JSON nested deeper than MAX_JSON_DEPTH is refused before parsing.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
@@ -15,11 +19,39 @@ import type { AddressInfo } from 'node:net'
 import { resolve } from 'node:path'
 import { API_METHODS } from '../../preload/api'
 import { isApiChannel, type ApiDispatch } from '../services'
-import { MAX_BODY_BYTES, readBody, SECURITY_HEADERS, sendError, sendJson } from './http-util'
+import { jsonNestsDeeperThan, MAX_BODY_BYTES, MAX_JSON_DEPTH, readBody, SECURITY_HEADERS, sendError, sendJson } from './http-util'
 import { serveStatic } from './static-files'
 
 /** The only interface the host listens on. */
 export const HOST_ADDRESS = '127.0.0.1'
+
+/** Time a client has to send a request's headers, from its first byte (or from connecting). */
+export const HEADERS_TIMEOUT_MS = 30_000
+
+/**
+ * Time a client has to send a whole request, headers and body, from its first byte. Node's requestTimeout
+ * counts only until the request is fully received, never the response, so a reply that streams for minutes
+ * is not cut. A local client sends the largest allowed body in well under a second.
+ */
+export const REQUEST_TIMEOUT_MS = 60_000
+
+/** An idle keep-alive connection (between requests) is closed after this (Node adds its own 1 s margin). */
+export const KEEP_ALIVE_TIMEOUT_MS = 5_000
+
+/**
+ * How often Node checks the header and request deadlines: they are only enforced by this periodic sweep
+ * (Node's default is 30 s, which would let a slow client stay up to that much longer).
+ */
+export const TIMEOUT_CHECK_INTERVAL_MS = 1_000
+
+/** The connection limits; tests pass small values. */
+export interface HttpTimeouts {
+  readonly headersMs: number
+  /** at least headersMs (Node refuses otherwise) */
+  readonly requestMs: number
+  readonly keepAliveMs: number
+  readonly checkIntervalMs: number
+}
 
 /** Options for startHttpHost. */
 export interface HttpHostOptions {
@@ -31,6 +63,8 @@ export interface HttpHostOptions {
   /** per-launch secret (default: 32 random bytes, hex); tests may pass their own */
   readonly token?: string
   readonly maxBodyBytes?: number
+  /** default: the *_TIMEOUT_MS constants above */
+  readonly timeouts?: Partial<HttpTimeouts>
 }
 
 /** A running host; close() when done. */
@@ -90,10 +124,14 @@ export async function startHttpHost(options: HttpHostOptions): Promise<HttpHost>
     }
     const body = await readBody(req, maxBodyBytes)
     if (!body.ok) {
+      // the rest of the body is not read: closing the connection after the 413 is the only way to skip it
       if (body.reason === 'too-large') {
         sendError(res, { name: 'PayloadTooLargeError', message: `The request body is larger than ${maxBodyBytes} bytes.` }, { Connection: 'close' })
       }
       return
+    }
+    if (jsonNestsDeeperThan(body.body, MAX_JSON_DEPTH)) {
+      return sendError(res, { name: 'ValidationError', message: `The body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.` })
     }
     let args: unknown
     try {
@@ -111,7 +149,20 @@ export async function startHttpHost(options: HttpHostOptions): Promise<HttpHost>
     else sendError(res, outcome.error)
   }
 
-  const server: Server = createServer((req, res) => {
+  const timeouts: HttpTimeouts = {
+    headersMs: HEADERS_TIMEOUT_MS,
+    requestMs: REQUEST_TIMEOUT_MS,
+    keepAliveMs: KEEP_ALIVE_TIMEOUT_MS,
+    checkIntervalMs: TIMEOUT_CHECK_INTERVAL_MS,
+    ...options.timeouts
+  }
+  const serverOptions = {
+    headersTimeout: timeouts.headersMs,
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    connectionsCheckingInterval: timeouts.checkIntervalMs
+  }
+  const server: Server = createServer(serverOptions, (req, res) => {
     handle(req, res).catch((err: unknown) => {
       // A bug in the host itself; answer if we still can, never crash the process.
       process.stderr.write(`tandem: HTTP host error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
@@ -119,9 +170,6 @@ export async function startHttpHost(options: HttpHostOptions): Promise<HttpHost>
       else res.destroy()
     })
   })
-  server.headersTimeout = 30_000
-  // Streams can run for minutes; no per-request timeout.
-  server.requestTimeout = 0
   await new Promise<void>((resolvePromise, reject) => {
     server.once('error', reject)
     server.listen(options.port ?? 0, HOST_ADDRESS, () => {

@@ -1,4 +1,4 @@
 /** @file The HTTP host's public face (browser mode, tests). */
-export { HOST_ADDRESS, startHttpHost, type HttpHost, type HttpHostOptions } from './http-host'
-export { MAX_BODY_BYTES, SECURITY_HEADERS, statusForError } from './http-util'
+export { HEADERS_TIMEOUT_MS, HOST_ADDRESS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS, startHttpHost, type HttpHost, type HttpHostOptions, type HttpTimeouts } from './http-host'
+export { MAX_BODY_BYTES, MAX_JSON_DEPTH, SECURITY_HEADERS, jsonNestsDeeperThan, statusForError } from './http-util'
 export { CONTENT_SECURITY_POLICY, resolveStaticPath } from './static-files'

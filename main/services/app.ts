@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { startWorkerThread, workerEntryUrl } from '../engine'
 import { openStore, SearchWorker, type Store } from '../store'
 import { createApiHandlers, createDispatch, type ApiDispatch } from './api-host'
+import { acquireDataLock } from './data-lock'
 import type { ApiHandlers } from './api-types'
 import { AutoProfiles } from './auto-profiles'
 import { ChatService } from './chat-service'
@@ -62,13 +63,21 @@ function sourceVersion(): string {
 }
 
 /**
- * Opens the database (creating the data folder), marks replies cut off by a previous crash as stopped,
- * purges long-deleted conversations, and builds the services. Throws StoreOpenError for an unusable database.
+ * Takes the data folder's lock (creating the folder), opens the database, marks replies cut off by a previous
+ * crash as stopped, purges long-deleted conversations, and builds the services. Throws DataFolderInUseError
+ * when another process uses the folder, StoreOpenError for an unusable database.
  */
 export function createApp(options: AppOptions = {}): App {
   const paths = resolveAppPaths(options)
   mkdirSync(paths.dataDir, { recursive: true })
-  const store = openStore(paths.databaseFile)
+  const lock = acquireDataLock(paths.dataDir)
+  let store: Store
+  try {
+    store = openStore(paths.databaseFile)
+  } catch (err) {
+    lock.release()
+    throw err
+  }
   try {
     store.messages.markInterrupted()
     const settings = new SettingsService(store.settings)
@@ -108,12 +117,21 @@ export function createApp(options: AppOptions = {}): App {
       dispatch: createDispatch(handlers),
       dispose: () => {
         usage.stop()
-        disposed ??= Promise.all([chat.dispose(), devices.dispose(), searcher.dispose()]).then(() => undefined).finally(() => store.close())
+        disposed ??= Promise.all([chat.dispose(), devices.dispose(), searcher.dispose()])
+          .then(() => undefined)
+          .finally(() => {
+            try {
+              store.close()
+            } finally {
+              lock.release()
+            }
+          })
         return disposed
       }
     }
   } catch (err) {
     store.close()
+    lock.release()
     throw err
   }
 }

@@ -7,6 +7,7 @@ export { createApiHandlers, createDispatch, type ApiDispatch, type ApiServices, 
 export { isApiChannel, type ApiArgs, type ApiEvent, type ApiHandlers, type ApiMethod, type ApiResult, type CallContext, type StreamChannel } from './api-types'
 export { API_VALIDATORS, type ApiValidators } from './api-validate'
 export { ChatService, PERSIST_INTERVAL_MS, autoTitle, tokenDelay, type ChatServiceDeps } from './chat-service'
+export { DataFolderInUseError, LOCK_FILE_NAME, acquireDataLock, type DataLock, type LockHolder } from './data-lock'
 export { ConversationsService, DELETED_RETENTION_MS, toApiMessage } from './conversations-service'
 export { AutoProfiles } from './auto-profiles'
 export { DevicesService, type DevicesServiceDeps, type ModelPlacement, type PlacementForOptions } from './devices-service'

@@ -79,6 +79,43 @@ describe('tandem serve', () => {
     expect(existsSync(join(dataDir, 'tandem.db-wal'))).toBe(false)
   })
 
+  it('a second server on the same data folder exits at once, naming the first one', async () => {
+    const dataDir = join(scratch.dir, 'shared-data')
+    const args = ['serve', '--port', '0', '--data-dir', dataDir, '--no-open']
+    const first = await start('tandem.mjs', args)
+    let second: ChildProcess | null = null
+    try {
+      second = spawn(process.execPath, [join(repoRoot, 'bin', 'tandem.mjs'), ...args], {
+        cwd: repoRoot,
+        env: { ...process.env, TANDEM_MODELS_DIR: join(scratch.dir, 'no-models') },
+        stdio: ['ignore', 'pipe', 'pipe']
+      })
+      let stdout = ''
+      let stderr = ''
+      const running = second
+      // either it exits, or it prints its URL: it started on a folder in use (the failure this test is for)
+      const outcome = await new Promise<number | null | 'started'>((resolve) => {
+        running.stdout?.on('data', (d: Buffer) => {
+          stdout += d.toString()
+          if (stdout.includes('Tandem is running at')) resolve('started')
+        })
+        running.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
+        running.on('exit', resolve)
+      })
+      expect(outcome).toBe(1)
+      expect(stdout).toBe('')
+      expect(stderr).toMatch(new RegExp(`^tandem: The data folder .* is in use by another Tandem process \\(pid ${first.child.pid}, started .* as ".*serve.*"\\)\\..*\n$`))
+      // the first one goes on
+      expect((await version(first.url, first.url.searchParams.get('token') ?? '')).status).toBe(200)
+    } finally {
+      // (a second server that started after all must not outlive the test)
+      if (second?.exitCode === null) second.kill('SIGKILL')
+      first.child.kill('SIGTERM')
+    }
+    expect(await first.exited).toBe(0)
+    expect(existsSync(join(dataDir, 'tandem.lock'))).toBe(false)
+  }, 120_000)
+
   it('refuses bad flags with a usage error', async () => {
     const child = spawn(process.execPath, [join(repoRoot, 'bin', 'tandem.mjs'), 'serve', '--port', 'abc'], { stdio: ['ignore', 'ignore', 'pipe'] })
     let stderr = ''

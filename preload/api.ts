@@ -218,10 +218,13 @@ export interface EditRequest {
   readonly content: string
 }
 
-/** Something found at start that the user should be told (a repaired search index, a damaged database). */
+/** Something the user should be told that is not an error of one call (a repaired search index, a damaged database, an unwritable cache). */
 export interface AppNotice {
-  /** 'search-index-rebuilt': repaired, nothing lost; 'database-damaged': some data may be unreadable */
-  readonly kind: 'search-index-rebuilt' | 'database-damaged'
+  /**
+   * 'search-index-rebuilt': repaired at start, nothing lost; 'database-damaged': some data may be unreadable;
+   * 'graph-cache-temporary': compiled models go to a temporary folder because the cache cannot be written
+   */
+  readonly kind: 'search-index-rebuilt' | 'database-damaged' | 'graph-cache-temporary'
   readonly message: string
 }
 
@@ -236,7 +239,7 @@ export interface Api {
   app: {
     /** app version from package.json */
     version(): Promise<string>
-    /** what the app found at start and the user should know (empty when all is well) */
+    /** what the user should know (empty when all is well): found at start, or since (an unwritable graph cache) */
     notices(): Promise<AppNotice[]>
   }
   models: {

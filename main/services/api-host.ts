@@ -18,7 +18,7 @@ import type { UsageSampler } from './usage-sampler'
 /** The services the handlers are built from. */
 export interface ApiServices {
   readonly appVersion: string
-  /** what the app found at start (the database check) */
+  /** what the app found at start (the database check); the chat service adds its own */
   readonly notices: readonly AppNotice[]
   readonly models: ModelsService
   readonly conversations: ConversationsService
@@ -32,7 +32,7 @@ export interface ApiServices {
 export function createApiHandlers(s: ApiServices): ApiHandlers {
   return {
     'app:version': async () => s.appVersion,
-    'app:notices': async () => [...s.notices],
+    'app:notices': async () => [...s.notices, ...s.chat.notices()],
     'models:list': () => s.models.list(),
     'models:folders': async () => s.models.folders(),
     'models:addFolder': async ([path]) => s.models.addFolder(path),

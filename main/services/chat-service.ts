@@ -8,7 +8,7 @@
  */
 import { randomInt } from 'node:crypto'
 import type { ChatMessage } from '../engine'
-import { API_LIMITS, type ChatEvent, type EditRequest, type Message, type RegenerateRequest, type SendRequest } from '../../preload/api'
+import { API_LIMITS, type AppNotice, type ChatEvent, type EditRequest, type Message, type RegenerateRequest, type SendRequest } from '../../preload/api'
 import type { MessagePatch, Store, Message as StoredMessage } from '../store'
 import { messageContent } from './api-validate'
 import type { DevicesService } from './devices-service'
@@ -131,9 +131,10 @@ export class ChatService {
     return this.finisher.waitingIds
   }
 
-  /** Why compiled models go to a temporary folder instead of the graph cache (it cannot be written); null when they do not. */
-  get graphCacheNotice(): string | null {
-    return this.slot.cacheNotice
+  /** What the user should be told about chatting: that compiled models go to a temporary folder (the graph cache cannot be written). */
+  notices(): AppNotice[] {
+    const message = this.slot.cacheNotice
+    return message === null ? [] : [{ kind: 'graph-cache-temporary', message }]
   }
 
   /** What the usage sampler reads: the open model worker's busy counters, tokens streamed, and whether one is running. */

@@ -79,14 +79,22 @@ function Shell({ api }: { api: Api }): JSX.Element {
     api.app.version().then(setVersion, () => setVersion(null))
   }, [api])
 
-  // What the app found at start (a rebuilt search index, a damaged database file): told once, as toasts.
+  // What the app found (a rebuilt search index, a damaged database file, an unwritable graph cache): each told
+  // once, as a toast. Asked at start and after every reply, since opening a model can find the cache unwritable.
   const showNotice = toasts.show
-  useEffect(() => {
+  const noticesShown = useRef(new Set<string>())
+  const checkNotices = useCallback(() => {
     api.app.notices().then(
-      (notices) => notices.forEach((n) => showNotice(n.message)),
+      (notices) =>
+        notices.forEach((n) => {
+          if (noticesShown.current.has(n.message)) return
+          noticesShown.current.add(n.message)
+          showNotice(n.message)
+        }),
       () => undefined
     )
   }, [api, showNotice])
+  useEffect(checkNotices, [checkNotices])
 
   const defaults: DraftSettings = useMemo(() => {
     const usable = models.filter((m) => m.problem === null)
@@ -102,7 +110,10 @@ function Shell({ api }: { api: Api }): JSX.Element {
     },
     [navigate, refreshList]
   )
-  const onChanged = useCallback(() => void refreshList(), [refreshList])
+  const onChanged = useCallback(() => {
+    void refreshList()
+    checkNotices()
+  }, [refreshList, checkNotices])
   const chat = useChat({ conversationId: selectedId, defaults, onCreated, onChanged })
   const { conversation } = chat
 

@@ -218,7 +218,9 @@ describe('a graph cache that cannot be written', () => {
       const conv = await f.conversation(8)
       const { outcome } = await streamCall(f.app, 'chat:send', { requestId: requestId(), conversationId: conv.id, content: 'Once upon a time' })
       expect(outcome).toMatchObject({ ok: true, result: { status: 'complete' } })
-      const notice = f.app.chat.graphCacheNotice ?? ''
+      // told through the API the renderer asks after every reply
+      const notices = await f.app.dispatch('app:notices', [], { emit: () => undefined, signal: new AbortController().signal })
+      const notice = notices.ok && Array.isArray(notices.result) ? String(notices.result.find((n) => n.kind === 'graph-cache-temporary')?.message) : ''
       expect(notice).toContain(`The graph cache folder ${graphsDir} cannot be written`)
       const printed = stderr.mock.calls.map((c) => String(c[0])).join('')
       expect(printed).toContain(`tandem: ${notice}`)

@@ -17,7 +17,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { resolve } from 'node:path'
-import { API_METHODS } from '../../preload/api'
+import { API_METHODS, type ApiErrorShape } from '../../preload/api'
 import { isApiChannel, type ApiDispatch } from '../services'
 import { jsonNestsDeeperThan, MAX_BODY_BYTES, MAX_JSON_DEPTH, readBody, SECURITY_HEADERS, sendError, sendJson } from './http-util'
 import { serveStatic } from './static-files'
@@ -87,6 +87,12 @@ function tokenMatches(header: string | undefined, expectedHash: Buffer): boolean
   return m !== null && timingSafeEqual(sha256(m[1]), expectedHash)
 }
 
+/** Whether the request announces a body (a length above 0, or chunked). */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length']
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined
+}
+
 /** Starts listening on 127.0.0.1 and resolves once the port is known. */
 export async function startHttpHost(options: HttpHostOptions): Promise<HttpHost> {
   const token = options.token ?? randomBytes(32).toString('hex')
@@ -97,30 +103,34 @@ export async function startHttpHost(options: HttpHostOptions): Promise<HttpHost>
   const allowedHosts = (): string[] => [`${HOST_ADDRESS}:${port}`, `localhost:${port}`]
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    // Refused before its body is read: Node would otherwise read and discard the body to keep the connection,
+    // for as long as the sender takes (up to the request timeout); closing skips it.
+    const refuse = (error: ApiErrorShape, headers: Record<string, string> = {}): void =>
+      sendError(res, error, hasBody(req) ? { ...headers, Connection: 'close' } : headers)
     const host = req.headers.host ?? ''
     if (!allowedHosts().includes(host)) {
-      return sendError(res, { name: 'ForbiddenError', message: `Host "${host.slice(0, 100)}" is not allowed.` })
+      return refuse({ name: 'ForbiddenError', message: `Host "${host.slice(0, 100)}" is not allowed.` })
     }
     const origin = req.headers.origin
     if (origin !== undefined && !allowedHosts().some((h) => origin === `http://${h}`)) {
-      return sendError(res, { name: 'ForbiddenError', message: 'Cross-origin requests are not allowed.' })
+      return refuse({ name: 'ForbiddenError', message: 'Cross-origin requests are not allowed.' })
     }
     const url = new URL(req.url ?? '/', `http://${host}`)
     if (url.pathname !== '/api' && !url.pathname.startsWith('/api/')) return serveStatic(req, res, staticDir, url.pathname)
     if (req.method !== 'POST') {
-      return sendError(res, { name: 'MethodNotAllowedError', message: 'API calls use POST.' }, { Allow: 'POST' })
+      return refuse({ name: 'MethodNotAllowedError', message: 'API calls use POST.' }, { Allow: 'POST' })
     }
     if (!tokenMatches(req.headers.authorization, tokenHash)) {
-      return sendError(res, { name: 'UnauthorizedError', message: 'Missing or wrong token.' }, { 'WWW-Authenticate': 'Bearer' })
+      return refuse({ name: 'UnauthorizedError', message: 'Missing or wrong token.' }, { 'WWW-Authenticate': 'Bearer' })
     }
     const contentType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
     if (contentType !== 'application/json') {
-      return sendError(res, { name: 'UnsupportedMediaTypeError', message: 'Send the arguments as application/json.' })
+      return refuse({ name: 'UnsupportedMediaTypeError', message: 'Send the arguments as application/json.' })
     }
     const m = /^\/api\/([A-Za-z]+)\/([A-Za-z]+)$/.exec(url.pathname)
     const channel = m === null ? '' : `${m[1]}:${m[2]}`
     if (!isApiChannel(channel)) {
-      return sendError(res, { name: 'UnknownMethodError', message: `Unknown API method ${url.pathname.slice(0, 100)}.` })
+      return refuse({ name: 'UnknownMethodError', message: `Unknown API method ${url.pathname.slice(0, 100)}.` })
     }
     const body = await readBody(req, maxBodyBytes)
     if (!body.ok) {

@@ -191,6 +191,18 @@ async function version(host: HttpHost): Promise<unknown> {
   return ((await response.json()) as { result: unknown }).result
 }
 
+describe('refused before the body', () => {
+  it('closes the connection after a 401 to a request announcing a body, instead of reading what the sender drips', async () => {
+    // the default deadlines: only the close after the answer can end this connection within the test
+    const c = await rawConnect(normal)
+    const wrongToken = `POST /api/app/version HTTP/1.1\r\nHost: 127.0.0.1:${normal.port}\r\nAuthorization: Bearer wrong\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n`
+    c.socket.write(wrongToken + '{"args":')
+    await c.closed
+    expect(statusOf(c.text())).toBe(401)
+    expect(c.text()).toMatch(/\r\nConnection: close\r\n/i)
+  }, 20_000)
+})
+
 describe('JSON nesting', () => {
   it('refuses 8 MB of nested brackets with 400 before parsing, and answers the next call', async () => {
     const depth = (MAX_BODY_BYTES - 64) / 2

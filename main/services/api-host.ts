@@ -31,9 +31,9 @@ export function createApiHandlers(s: ApiServices): ApiHandlers {
   return {
     'app:version': async () => s.appVersion,
     'models:list': () => s.models.list(),
-    'models:folders': async () => s.models.folders(),
-    'models:addFolder': async ([path]) => s.models.addFolder(path),
-    'models:removeFolder': async ([path]) => s.models.removeFolder(path),
+    'models:folders': () => s.models.scannedFolders(),
+    'models:addFolder': ([path]) => s.models.addFolder(path),
+    'models:removeFolder': ([path]) => s.models.removeFolder(path),
     'conversations:list': async () => s.conversations.list(),
     'conversations:create': async ([init]) => s.conversations.create(init),
     'conversations:get': async ([id]) => s.conversations.get(id),

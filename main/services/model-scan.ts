@@ -59,6 +59,8 @@ interface FileInfo {
   readonly realPath: string
   readonly sizeBytes: number
   readonly mtimeMs: number
+  /** reached through a link below the models folder */
+  readonly viaLink: boolean
 }
 
 /** The files of a Hugging Face folder that make up the model (weights, JSON, SentencePiece model). */
@@ -77,12 +79,12 @@ function totals(files: readonly FileInfo[]): { sizeBytes: number; mtimeMs: numbe
  * a link leading outside, a broken or looping link, or a raced deletion. realpath and stat read metadata
  * only: a link to a FIFO or a device is not opened here. `realIfNotLink` is `p`'s real path when it is no link.
  */
-async function statEntry(p: string, realIfNotLink: string, inside: (real: string) => boolean): Promise<{ s: Stats; real: string } | null> {
+async function statEntry(p: string, realIfNotLink: string, inside: (real: string) => boolean): Promise<{ s: Stats; real: string; link: boolean } | null> {
   try {
     const s = await lstat(p)
-    if (!s.isSymbolicLink()) return { s, real: realIfNotLink }
+    if (!s.isSymbolicLink()) return { s, real: realIfNotLink, link: false }
     const real = await realpath(p)
-    return inside(real) ? { s: await stat(p), real } : null
+    return inside(real) ? { s: await stat(p), real, link: true } : null
   } catch {
     return null
   }
@@ -109,16 +111,26 @@ export async function scanModelFolder(folder: string): Promise<FolderScan> {
   const inside = insideOf(root)
   const found: ModelCandidate[] = []
   const visitedDirs = new Set<string>()
-  const listedFiles = new Set<string>()
+  /** real path -> index in `found` */
+  const listed = new Map<string, number>()
   let budget = MAX_SCAN_ENTRIES
   let problem: string | null = null
-  const add = (c: ModelCandidate): void => {
-    if (listedFiles.has(c.realPath)) return
-    listedFiles.add(c.realPath)
-    found.push(c)
+  /** indexes in `found` of models reached through a link */
+  const linked = new Set<number>()
+  const add = (c: ModelCandidate, viaLink: boolean): void => {
+    const at = listed.get(c.realPath)
+    if (at === undefined) {
+      const i = found.push(c) - 1
+      listed.set(c.realPath, i)
+      if (viaLink) linked.add(i)
+    } else if (!viaLink && linked.has(at)) {
+      // reached again under its own name after a link to it: list it by its own name
+      found[at] = c
+      linked.delete(at)
+    }
   }
   /** `dir` as reached (links kept, so paths read as the user laid them out) and its real path. */
-  const visit = async (dir: string, realDir: string, depth: number): Promise<void> => {
+  const visit = async (dir: string, realDir: string, depth: number, dirViaLink: boolean): Promise<void> => {
     if (visitedDirs.has(realDir)) return
     visitedDirs.add(realDir)
     let names: string[]
@@ -130,7 +142,7 @@ export async function scanModelFolder(folder: string): Promise<FolderScan> {
     }
     const files: FileInfo[] = []
     const otherNames: string[] = []
-    const subdirs: { path: string; realPath: string }[] = []
+    const subdirs: { path: string; realPath: string; viaLink: boolean }[] = []
     for (const name of names) {
       if (budget-- <= 0) {
         problem = `It holds more than ${MAX_SCAN_ENTRIES.toLocaleString('en-US')} files and folders; only the first ones were searched. Add the folder that holds the models instead.`
@@ -140,15 +152,16 @@ export async function scanModelFolder(folder: string): Promise<FolderScan> {
       const entry = await statEntry(p, join(realDir, name), inside)
       if (entry === null) continue
       const { s, real } = entry
-      if (s.isFile()) files.push({ name, path: p, realPath: real, sizeBytes: s.size, mtimeMs: s.mtimeMs })
+      const viaLink = dirViaLink || entry.link
+      if (s.isFile()) files.push({ name, path: p, realPath: real, sizeBytes: s.size, mtimeMs: s.mtimeMs, viaLink })
       else if (s.isDirectory()) {
-        if (!skipFolder(name)) subdirs.push({ path: p, realPath: real })
+        if (!skipFolder(name)) subdirs.push({ path: p, realPath: real, viaLink })
       } else otherNames.push(name)
     }
     const lower = (f: FileInfo): string => f.name.toLowerCase()
     if (files.some((f) => lower(f).endsWith('.safetensors')) && files.some((f) => f.name === 'config.json')) {
       // A Hugging Face model folder; its subfolders (onnx/, original/) are variants, not more models.
-      add({ path: dir, folder, format: 'hf', realPath: realDir, ...totals(files.filter((f) => isHfModelFile(f.name))) })
+      add({ path: dir, folder, format: 'hf', realPath: realDir, ...totals(files.filter((f) => isHfModelFile(f.name))) }, dirViaLink)
       return
     }
     // A tok*.bin that is not a regular file (a FIFO) still marks the folder as llama2.c's, so its checkpoints
@@ -156,12 +169,12 @@ export async function scanModelFolder(folder: string): Promise<FolderScan> {
     const hasTokenizer = files.some((f) => isTokenizerFile(f.name)) || otherNames.some(isTokenizerFile)
     for (const f of files) {
       const format = lower(f).endsWith('.gguf') ? 'gguf' : lower(f).endsWith('.bin') && hasTokenizer && !isTokenizerFile(f.name) ? 'llama2c' : null
-      if (format !== null) add({ path: f.path, folder, format, realPath: f.realPath, sizeBytes: f.sizeBytes, mtimeMs: f.mtimeMs })
+      if (format !== null) add({ path: f.path, folder, format, realPath: f.realPath, sizeBytes: f.sizeBytes, mtimeMs: f.mtimeMs }, f.viaLink)
     }
     if (depth >= MAX_SCAN_DEPTH) return
-    for (const sub of subdirs) await visit(sub.path, sub.realPath, depth + 1)
+    for (const sub of subdirs) await visit(sub.path, sub.realPath, depth + 1, sub.viaLink)
   }
-  await visit(folder, root, 0)
+  await visit(folder, root, 0, false)
   return { candidates: found, problem }
 }
 
@@ -183,7 +196,7 @@ export async function modelFileTotals(candidate: Pick<ModelCandidate, 'path' | '
       if (!isHfModelFile(name)) continue
       const p = join(candidate.path, name)
       const entry = await statEntry(p, join(realDir, name), inside)
-      if (entry?.s.isFile() === true) files.push({ name, path: p, realPath: entry.real, sizeBytes: entry.s.size, mtimeMs: entry.s.mtimeMs })
+      if (entry?.s.isFile() === true) files.push({ name, path: p, realPath: entry.real, sizeBytes: entry.s.size, mtimeMs: entry.s.mtimeMs, viaLink: entry.link })
     }
     return files.length === 0 ? null : totals(files)
   } catch {

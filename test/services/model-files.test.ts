@@ -90,7 +90,8 @@ describe.skipIf(process.platform === 'win32')('hostile files beside models', () 
     symlinkSync('..', join(root, 'a', 'loop')) // models/a/loop -> models
     symlinkSync('top.gguf', join(root, 'again.gguf')) // a second name for top.gguf
     const scan = await scanModelFolder(root)
-    expect(scan.candidates.map((c) => c.path.slice(root.length + 1))).toEqual(['again.gguf', 'a/inner.gguf'])
+    // listed under its own name, not the link's
+    expect(scan.candidates.map((c) => c.path.slice(root.length + 1))).toEqual(['top.gguf', 'a/inner.gguf'])
     expect(scan.candidates.map((c) => c.realPath)).toEqual([join(root, 'top.gguf'), join(root, 'a', 'inner.gguf')])
     expect(scan.problem).toBeNull()
 
@@ -99,7 +100,7 @@ describe.skipIf(process.platform === 'win32')('hostile files beside models', () 
     const f = appFixture({ modelDirs: [root, join(outer, 'a-link')] })
     try {
       const models = await f.ok<ModelEntry[]>('models:list')
-      expect(models.map((m) => m.name)).toEqual(['again.gguf', 'inner.gguf'])
+      expect(models.map((m) => m.name)).toEqual(['top.gguf', 'inner.gguf'])
     } finally {
       await f.dispose()
     }

@@ -23,6 +23,8 @@ export interface ModelEntry {
   readonly folder: string
   readonly format: 'gguf' | 'llama2c' | 'hf'
   readonly sizeBytes: number
+  /** newest modification time of its files (ms since the epoch); with sizeBytes it tells a replaced file apart */
+  readonly modifiedMs: number
   readonly architecture: string | null
   readonly quantization: string | null
   readonly parameters: number | null
@@ -37,6 +39,8 @@ export interface ModelFolder {
   readonly exists: boolean
   /** added by the user (removable) or built in */
   readonly builtIn: boolean
+  /** why the folder could not be searched, or only partly (unreadable, too many entries), or null */
+  readonly problem: string | null
 }
 
 export interface ConversationSummary {

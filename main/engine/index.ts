@@ -3,6 +3,7 @@
  */
 export {
   loadModel,
+  readTextCapped,
   readWeights,
   ModelFormatError,
   type LoadedModel,

@@ -15,7 +15,7 @@ export { DEFAULT_PLACEMENT_SETTING, PRESET_NAMES, placementJson, placementSettin
 export { resolvePlacement, NOT_PROFILED, type AutoProfile, type PlacementModel, type PredictedSpeed, type Resolution } from './placement-resolve'
 export { MAX_USAGE_SAMPLES, USAGE_IDLE_INTERVAL_MS, UsageSampler, type CoreTimes, type WorkerUsage, type UsageReading, type UsageSamplerOptions } from './usage-sampler'
 export { ApiError, toApiError, type ApiErrorName } from './errors'
-export { MAX_SCAN_DEPTH, MAX_SCAN_ENTRIES, isTokenizerFile, scanModelFolder, type ModelCandidate } from './model-scan'
+export { MAX_SCAN_DEPTH, MAX_SCAN_ENTRIES, isTokenizerFile, modelFileTotals, scanModelFolder, type FolderScan, type ModelCandidate } from './model-scan'
 export { ModelsService, parameterCount, type ModelHeader } from './models-service'
 export { defaultDataDir, defaultModelsDir, findSourceRoot, resolveAppPaths, type AppPaths, type AppPathsOptions } from './paths'
 export { buildPrompt, longestTokenChars, type BuiltPrompt, type PromptModel } from './prompt'

@@ -1,11 +1,20 @@
 /**
  * @file Finding model files in a folder tree without opening them: GGUF files, llama2.c checkpoints (a
  * `.bin` with a `tok*.bin` tokenizer beside it; the tokenizer itself is not a model) and Hugging Face
- * folders (config.json + *.safetensors). Depth and entry count are bounded so a huge or looping tree
- * (symlinks) cannot stall the app; unreadable folders are skipped, never thrown.
+ * folders (config.json + *.safetensors). The scan only lists and stats (never opens a file, so a FIFO
+ * cannot block it), and a models folder is user content, so:
+ * - links are followed only while they stay inside the chosen folder (its real path, resolved once): a
+ *   `parent -> ..` or a link to /etc is skipped, never walked;
+ * - every folder is visited once and every model listed once, by real path, so a link loop (`a/loop -> ..`)
+ *   or a second link to the same file adds nothing;
+ * - only regular files are candidates (FIFOs, devices and sockets never are);
+ * - depth and entry count are bounded, so a huge tree (a home folder added by mistake) cannot stall the app.
+ * An unreadable subfolder is skipped; an unreadable models folder, or one cut short by the entry budget,
+ * comes back with its `problem`.
  */
-import { readdir, stat } from 'node:fs/promises'
-import { join } from 'node:path'
+import { lstat, readdir, realpath, stat } from 'node:fs/promises'
+import type { Stats } from 'node:fs'
+import { join, sep } from 'node:path'
 
 /** How deep below a models folder we look: folder/org/model/file is depth 3. */
 export const MAX_SCAN_DEPTH = 4
@@ -24,6 +33,14 @@ export interface ModelCandidate {
   readonly sizeBytes: number
   /** newest modification time among its files; with sizeBytes it keys the description cache */
   readonly mtimeMs: number
+  /** `path` with every link resolved: two candidates with the same real path are the same model */
+  readonly realPath: string
+}
+
+/** One models folder scanned: what it holds, and why it could not be searched (fully), or null. */
+export interface FolderScan {
+  readonly candidates: ModelCandidate[]
+  readonly problem: string | null
 }
 
 /** A llama2.c tokenizer file such as tok512.bin or tokenizer.bin. */
@@ -39,57 +56,150 @@ function skipFolder(name: string): boolean {
 interface FileInfo {
   readonly name: string
   readonly path: string
+  readonly realPath: string
   readonly sizeBytes: number
   readonly mtimeMs: number
+  /** reached through a link below the models folder */
+  readonly viaLink: boolean
 }
 
-/** Every model under `folder` (which may be a model folder itself), in path order. */
-export async function scanModelFolder(folder: string): Promise<ModelCandidate[]> {
+/** The files of a Hugging Face folder that make up the model (weights, JSON, SentencePiece model). */
+function isHfModelFile(name: string): boolean {
+  const lower = name.toLowerCase()
+  return lower.endsWith('.safetensors') || lower.endsWith('.json') || lower === 'tokenizer.model'
+}
+
+/** Size and newest mtime of a model's files, as the scan computes them (for an HF folder: its model files added up). */
+function totals(files: readonly FileInfo[]): { sizeBytes: number; mtimeMs: number } {
+  return { sizeBytes: files.reduce((sum, f) => sum + f.sizeBytes, 0), mtimeMs: Math.max(...files.map((f) => f.mtimeMs)) }
+}
+
+/**
+ * lstat of `p`, following it only when it is a link whose real path is `inside` the models folder; null for
+ * a link leading outside, a broken or looping link, or a raced deletion. realpath and stat read metadata
+ * only: a link to a FIFO or a device is not opened here. `realIfNotLink` is `p`'s real path when it is no link.
+ */
+async function statEntry(p: string, realIfNotLink: string, inside: (real: string) => boolean): Promise<{ s: Stats; real: string; link: boolean } | null> {
+  try {
+    const s = await lstat(p)
+    if (!s.isSymbolicLink()) return { s, real: realIfNotLink, link: false }
+    const real = await realpath(p)
+    return inside(real) ? { s: await stat(p), real, link: true } : null
+  } catch {
+    return null
+  }
+}
+
+/** Whether a real path lies in the real folder `root` (or is it). */
+function insideOf(root: string): (real: string) => boolean {
+  const prefix = root.endsWith(sep) ? root : root + sep
+  return (real) => real === root || real.startsWith(prefix)
+}
+
+function errorCode(e: unknown): string {
+  return e instanceof Error && 'code' in e && typeof e.code === 'string' ? e.code : String(e)
+}
+
+/** Every model under `folder` (which may be a model folder itself), in path order, and the folder's problem if any. */
+export async function scanModelFolder(folder: string): Promise<FolderScan> {
+  let root: string
+  try {
+    root = await realpath(folder)
+  } catch (e) {
+    return { candidates: [], problem: `The folder cannot be read (${errorCode(e)}).` }
+  }
+  const inside = insideOf(root)
   const found: ModelCandidate[] = []
+  const visitedDirs = new Set<string>()
+  /** real path -> index in `found` */
+  const listed = new Map<string, number>()
   let budget = MAX_SCAN_ENTRIES
-  const visit = async (dir: string, depth: number): Promise<void> => {
+  let problem: string | null = null
+  /** indexes in `found` of models reached through a link */
+  const linked = new Set<number>()
+  const add = (c: ModelCandidate, viaLink: boolean): void => {
+    const at = listed.get(c.realPath)
+    if (at === undefined) {
+      const i = found.push(c) - 1
+      listed.set(c.realPath, i)
+      if (viaLink) linked.add(i)
+    } else if (!viaLink && linked.has(at)) {
+      // reached again under its own name after a link to it: list it by its own name
+      found[at] = c
+      linked.delete(at)
+    }
+  }
+  /** `dir` as reached (links kept, so paths read as the user laid them out) and its real path. */
+  const visit = async (dir: string, realDir: string, depth: number, dirViaLink: boolean): Promise<void> => {
+    if (visitedDirs.has(realDir)) return
+    visitedDirs.add(realDir)
     let names: string[]
     try {
       names = (await readdir(dir)).sort()
-    } catch {
-      return // unreadable (permissions) or gone: nothing to list
+    } catch (e) {
+      if (depth === 0) problem = `The folder cannot be read (${errorCode(e)}).`
+      return // an unreadable (permissions) or vanished subfolder: nothing to list
     }
     const files: FileInfo[] = []
-    const subdirs: string[] = []
+    const otherNames: string[] = []
+    const subdirs: { path: string; realPath: string; viaLink: boolean }[] = []
     for (const name of names) {
-      if (budget-- <= 0) return
-      const p = join(dir, name)
-      try {
-        // stat follows symlinks, so a linked model file or folder is found like a real one.
-        const s = await stat(p)
-        if (s.isFile()) files.push({ name, path: p, sizeBytes: s.size, mtimeMs: s.mtimeMs })
-        else if (s.isDirectory() && !skipFolder(name)) subdirs.push(p)
-      } catch {
-        // broken symlink or raced deletion
+      if (budget-- <= 0) {
+        problem = `It holds more than ${MAX_SCAN_ENTRIES.toLocaleString('en-US')} files and folders; only the first ones were searched. Add the folder that holds the models instead.`
+        return
       }
+      const p = join(dir, name)
+      const entry = await statEntry(p, join(realDir, name), inside)
+      if (entry === null) continue
+      const { s, real } = entry
+      const viaLink = dirViaLink || entry.link
+      if (s.isFile()) files.push({ name, path: p, realPath: real, sizeBytes: s.size, mtimeMs: s.mtimeMs, viaLink })
+      else if (s.isDirectory()) {
+        if (!skipFolder(name)) subdirs.push({ path: p, realPath: real, viaLink })
+      } else otherNames.push(name)
     }
     const lower = (f: FileInfo): string => f.name.toLowerCase()
-    const safetensors = files.filter((f) => lower(f).endsWith('.safetensors'))
-    if (safetensors.length > 0 && files.some((f) => f.name === 'config.json')) {
+    if (files.some((f) => lower(f).endsWith('.safetensors')) && files.some((f) => f.name === 'config.json')) {
       // A Hugging Face model folder; its subfolders (onnx/, original/) are variants, not more models.
-      const own = files.filter((f) => lower(f).endsWith('.safetensors') || lower(f).endsWith('.json') || lower(f) === 'tokenizer.model')
-      found.push({
-        path: dir,
-        folder,
-        format: 'hf',
-        sizeBytes: own.reduce((sum, f) => sum + f.sizeBytes, 0),
-        mtimeMs: Math.max(...own.map((f) => f.mtimeMs))
-      })
+      add({ path: dir, folder, format: 'hf', realPath: realDir, ...totals(files.filter((f) => isHfModelFile(f.name))) }, dirViaLink)
       return
     }
-    const hasTokenizer = files.some((f) => isTokenizerFile(f.name))
+    // A tok*.bin that is not a regular file (a FIFO) still marks the folder as llama2.c's, so its checkpoints
+    // are listed with the loader's reason instead of silently missing.
+    const hasTokenizer = files.some((f) => isTokenizerFile(f.name)) || otherNames.some(isTokenizerFile)
     for (const f of files) {
       const format = lower(f).endsWith('.gguf') ? 'gguf' : lower(f).endsWith('.bin') && hasTokenizer && !isTokenizerFile(f.name) ? 'llama2c' : null
-      if (format !== null) found.push({ path: f.path, folder, format, sizeBytes: f.sizeBytes, mtimeMs: f.mtimeMs })
+      if (format !== null) add({ path: f.path, folder, format, realPath: f.realPath, sizeBytes: f.sizeBytes, mtimeMs: f.mtimeMs }, f.viaLink)
     }
     if (depth >= MAX_SCAN_DEPTH) return
-    for (const sub of subdirs) await visit(sub, depth + 1)
+    for (const sub of subdirs) await visit(sub.path, sub.realPath, depth + 1, sub.viaLink)
   }
-  await visit(folder, 0)
-  return found
+  await visit(folder, root, 0, false)
+  return { candidates: found, problem }
+}
+
+/**
+ * A listed model's size and newest mtime as the scan of `folder` would count them now (stat only: cheap,
+ * and never opens a file), or null when it is gone. Compared with the listing to notice a model replaced
+ * behind our back.
+ */
+export async function modelFileTotals(candidate: Pick<ModelCandidate, 'path' | 'format' | 'folder'>): Promise<{ sizeBytes: number; mtimeMs: number } | null> {
+  try {
+    if (candidate.format !== 'hf') {
+      const s = await stat(candidate.path)
+      return s.isFile() ? { sizeBytes: s.size, mtimeMs: s.mtimeMs } : null
+    }
+    const inside = insideOf(await realpath(candidate.folder))
+    const realDir = await realpath(candidate.path)
+    const files: FileInfo[] = []
+    for (const name of await readdir(candidate.path)) {
+      if (!isHfModelFile(name)) continue
+      const p = join(candidate.path, name)
+      const entry = await statEntry(p, join(realDir, name), inside)
+      if (entry?.s.isFile() === true) files.push({ name, path: p, realPath: entry.real, sizeBytes: entry.s.size, mtimeMs: entry.s.mtimeMs, viaLink: entry.link })
+    }
+    return files.length === 0 ? null : totals(files)
+  } catch {
+    return null
+  }
 }

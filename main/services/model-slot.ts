@@ -27,16 +27,21 @@ export interface ModelSlotOptions {
 
 /** Holds at most one open TextModel. */
 export class ModelSlot {
-  private current: { readonly id: string; readonly placementKey: string; readonly model: TextModel } | null = null
+  private current: { readonly id: string; readonly fileKey: string; readonly placementKey: string; readonly model: TextModel } | null = null
   /** this process's stand-in for an unwritable graph cache, made on first need */
   private fallbackDir: string | null = null
   private notice: string | null = null
 
   constructor(private readonly options: ModelSlotOptions) {}
 
-  /** The open model for `entry` under `placed`, opening it (and closing any other) when the model or the placement differs. */
+  /**
+   * The open model for `entry` under `placed`, opening it (and closing any other) when the model, its files
+   * (replaced at the same path: another size or mtime) or the placement differ.
+   */
   async acquire(entry: ModelEntry, placed: ModelPlacement): Promise<TextModel> {
-    if (this.current !== null && this.current.id === entry.id && this.current.placementKey === placed.key) return this.current.model
+    const fileKey = `${entry.sizeBytes}:${entry.modifiedMs}`
+    const open = this.current
+    if (open !== null && open.id === entry.id && open.fileKey === fileKey && open.placementKey === placed.key) return open.model
     await this.release()
     const cacheDir = await this.usableCacheDir()
     try {
@@ -46,7 +51,7 @@ export class ModelSlot {
         placement: placed.placement,
         devices: placed.devices
       })
-      this.current = { id: entry.id, placementKey: placed.key, model }
+      this.current = { id: entry.id, fileKey, placementKey: placed.key, model }
       return model
     } catch (err) {
       if (isDiskFull(err)) {

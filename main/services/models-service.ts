@@ -1,13 +1,22 @@
 /**
  * @file The models the user can chat with: the built-in folders plus the ones added in Settings, scanned
- * for model files, each described by opening its headers only (`loadModel(..., { weights: false })`).
- * A broken file is listed with `problem` set; a missing folder is listed with `exists: false`.
+ * for model files, each described by opening its headers only (`loadModel(..., { weights: false })`, whose
+ * reads are bounded and refuse anything but regular files). A broken file is listed with `problem` set; a
+ * missing folder is listed with `exists: false`, an unreadable one with its `problem`.
+ *
+ * Scanning walks every folder (with `/` added, about a second), so it runs on demand — the models list
+ * call, adding or removing a folder — and the last scan is kept for everything else. Picking the model for
+ * a reply checks only that model's files (a stat, never an open) against the listing and rescans when they
+ * changed, so a file replaced at the same path is noticed before the next reply. fs.watch was not chosen:
+ * recursive watching is not available everywhere (Linux needs one inotify watch per folder, against a
+ * per-user limit), misses changes on network and FUSE file systems, and would watch whole trees to learn
+ * about the one model in use.
  */
 import { basename, isAbsolute, resolve } from 'node:path'
 import { loadModel, type ModelConfig } from '../engine'
 import type { ModelEntry, ModelFolder } from '../../preload/api'
 import { ApiError, errorMessage, invalid } from './errors'
-import { scanModelFolder, type ModelCandidate } from './model-scan'
+import { modelFileTotals, scanModelFolder, type ModelCandidate } from './model-scan'
 import { isDirectory } from './paths'
 import type { SettingsService } from './settings-service'
 
@@ -40,79 +49,97 @@ interface Described {
   readonly header: { readonly config: ModelConfig; readonly tensorTypes: readonly string[] } | null
 }
 
-/** Finds and describes models; descriptions are cached per file until its size or mtime changes. */
+/** One scan of every folder: the models found, each folder's problem, and which folders it scanned. */
+interface Scan {
+  /** the folders scanned and whether each existed, as JSON: a different key means the scan is out of date */
+  readonly foldersKey: string
+  readonly entries: readonly ModelEntry[]
+  /** folder path -> why it could not be searched (fully), or null */
+  readonly problems: ReadonlyMap<string, string | null>
+}
+
+/** The entry for `wanted`, else (wanted null) the first usable one, chat models first. */
+function choose(entries: readonly ModelEntry[], wanted: string | null): ModelEntry | undefined {
+  if (wanted !== null) return entries.find((m) => m.id === wanted)
+  const usable = entries.filter((m) => m.problem === null)
+  return usable.find((m) => m.hasChatTemplate) ?? usable[0]
+}
+
+/** Finds and describes models; keeps the last scan, and descriptions per file until its size or mtime changes. */
 export class ModelsService {
   private readonly described = new Map<string, Described>()
+  private last: Scan | null = null
+  /** the scan in flight; a request for the same folders joins it, one for other folders queues behind it */
+  private running: { readonly foldersKey: string; readonly scan: Promise<Scan> } | null = null
+  private scans = 0
 
   constructor(
     private readonly settings: SettingsService,
     private readonly builtInDirs: readonly string[]
   ) {}
 
-  /** Built-in folders first, then the user's, each with whether it exists right now. */
+  /** Built-in folders first, then the user's, each with whether it exists right now and its problem at the last scan. */
   folders(): ModelFolder[] {
-    const builtIn = this.builtInDirs.map((p) => ({ path: p, exists: isDirectory(p), builtIn: true }))
+    const problem = (path: string): string | null => this.last?.problems.get(path) ?? null
+    const builtIn = this.builtInDirs.map((p) => ({ path: p, exists: isDirectory(p), builtIn: true, problem: problem(p) }))
     const user = this.settings
       .modelFolders()
       .filter((p) => !this.builtInDirs.includes(p))
-      .map((p) => ({ path: p, exists: isDirectory(p), builtIn: false }))
+      .map((p) => ({ path: p, exists: isDirectory(p), builtIn: false, problem: problem(p) }))
     return [...builtIn, ...user]
   }
 
-  /** Adds a folder the user picked; it must be an absolute path to an existing folder. */
-  addFolder(folder: string): ModelFolder[] {
+  /** The folders after a scan of them (the last one when the folders are unchanged), so each shows its problem. */
+  async scannedFolders(): Promise<ModelFolder[]> {
+    await this.current()
+    return this.folders()
+  }
+
+  /** Adds a folder the user picked; it must be an absolute path to an existing folder. The folders are rescanned. */
+  async addFolder(folder: string): Promise<ModelFolder[]> {
     if (!isAbsolute(folder)) throw invalid(`Choose the models folder by its full path (got "${folder}").`)
     const abs = resolve(folder)
     if (!isDirectory(abs)) throw invalid(`Folder not found: ${abs}. Check the path, or create the folder and put model files in it.`)
     if (!this.builtInDirs.includes(abs)) this.settings.addModelFolder(abs)
+    await this.rescan()
     return this.folders()
   }
 
-  /** Removes a folder the user added (built-in folders stay). */
-  removeFolder(folder: string): ModelFolder[] {
+  /** Removes a folder the user added (built-in folders stay). The folders are rescanned. */
+  async removeFolder(folder: string): Promise<ModelFolder[]> {
     const abs = resolve(folder)
     if (this.builtInDirs.includes(abs)) throw invalid(`${abs} is a built-in models folder and cannot be removed.`)
     if (!this.settings.removeModelFolder(abs)) throw new ApiError('NotFoundError', `${abs} is not in the list of model folders.`)
+    await this.rescan()
     return this.folders()
   }
 
-  /** Every model in every existing folder, in folder order; a file in two overlapping folders is listed once. */
+  /** Every model in every existing folder, freshly scanned, in folder order; a file reached twice (links, overlapping folders) is listed once. */
   async list(): Promise<ModelEntry[]> {
-    const entries: ModelEntry[] = []
-    const seen = new Set<string>()
-    for (const folder of this.folders()) {
-      if (!folder.exists) continue
-      for (const candidate of await scanModelFolder(folder.path)) {
-        if (seen.has(candidate.path)) continue
-        seen.add(candidate.path)
-        entries.push(await this.describe(candidate))
-      }
-    }
-    return entries
+    return [...(await this.rescan()).entries]
   }
 
-  /** The listed model with this id, or undefined. */
-  async find(modelId: string): Promise<ModelEntry | undefined> {
-    return (await this.list()).find((m) => m.id === modelId)
+  /** How many times the folders were scanned (a scan walks every folder; replies must not cause one each). */
+  get scanCount(): number {
+    return this.scans
   }
 
   /**
    * The model to run: `modelId`, else the default model, else the first usable one (chat models first).
+   * From the last scan, rescanning when the model is not in it or its files changed since.
    * Throws NoModelError when there is none (or the wanted one is gone), ModelError when it cannot be used.
    */
   async pick(modelId: string | null): Promise<ModelEntry> {
-    const models = await this.list()
     const wanted = modelId ?? this.settings.get().defaultModelId
+    let entry = choose((await this.current()).entries, wanted)
+    if (entry === undefined || !(await this.unchanged(entry))) entry = choose((await this.rescan()).entries, wanted)
     if (wanted !== null) {
-      const entry = models.find((m) => m.id === wanted)
       if (entry === undefined) {
         throw new ApiError('NoModelError', `The model ${wanted} is not available any more. Choose another model for this conversation, or add its folder in Settings.`)
       }
       if (entry.problem !== null) throw new ApiError('ModelError', `The model ${entry.name} cannot be used: ${entry.problem}`)
       return entry
     }
-    const usable = models.filter((m) => m.problem === null)
-    const entry = usable.find((m) => m.hasChatTemplate) ?? usable[0]
     if (entry === undefined) {
       throw new ApiError('NoModelError', 'No model is available. Add a models folder in Settings (a folder with .gguf files, llama2.c checkpoints or Hugging Face model folders).')
     }
@@ -122,7 +149,60 @@ export class ModelsService {
   /** Header facts of a listed, usable model (from the scan's cache), or null. */
   header(entry: ModelEntry): ModelHeader | null {
     const d = this.described.get(entry.path)
-    return d === undefined || d.header === null || d.entry.id !== entry.id ? null : { entry: d.entry, ...d.header }
+    const same = d !== undefined && d.entry.id === entry.id && d.entry.sizeBytes === entry.sizeBytes && d.entry.modifiedMs === entry.modifiedMs
+    return !same || d.header === null ? null : { entry: d.entry, ...d.header }
+  }
+
+  /** The last scan while the folders are the same ones, else a new scan. */
+  private current(): Promise<Scan> {
+    const last = this.last
+    return last !== null && last.foldersKey === foldersKey(this.folders()) ? Promise.resolve(last) : this.rescan()
+  }
+
+  /** Scans every folder now; joins a scan of the same folders already running. */
+  private rescan(): Promise<Scan> {
+    const folders = this.folders()
+    const key = foldersKey(folders)
+    const running = this.running
+    if (running !== null && running.foldersKey === key) return running.scan
+    // Scans run one after another, so an older one can never overwrite a newer result.
+    const before = running === null ? Promise.resolve() : running.scan.then(() => undefined)
+    const scan: Promise<Scan> = before.then(() => this.scanAll(key, folders))
+    this.running = { foldersKey: key, scan }
+    const clear = (): void => {
+      if (this.running?.scan === scan) this.running = null
+    }
+    scan.then(clear, clear)
+    return scan
+  }
+
+  private async scanAll(foldersKey: string, folders: readonly ModelFolder[]): Promise<Scan> {
+    this.scans++
+    const entries: ModelEntry[] = []
+    const problems = new Map<string, string | null>()
+    const seen = new Set<string>()
+    for (const folder of folders) {
+      if (!folder.exists) continue
+      const { candidates, problem } = await scanModelFolder(folder.path)
+      problems.set(folder.path, problem)
+      for (const candidate of candidates) {
+        if (seen.has(candidate.realPath)) continue
+        seen.add(candidate.realPath)
+        entries.push(await this.describe(candidate))
+      }
+    }
+    // Descriptions of models no longer listed would otherwise pile up for the app's lifetime.
+    const listed = new Set(entries.map((e) => e.path))
+    for (const path of this.described.keys()) if (!listed.has(path)) this.described.delete(path)
+    const scan = { foldersKey, entries, problems }
+    this.last = scan
+    return scan
+  }
+
+  /** Whether the entry's files still have the size and mtime the listing saw (stat only). */
+  private async unchanged(entry: ModelEntry): Promise<boolean> {
+    const now = await modelFileTotals(entry)
+    return now !== null && now.sizeBytes === entry.sizeBytes && now.mtimeMs === entry.modifiedMs
   }
 
   private async describe(c: ModelCandidate): Promise<ModelEntry> {
@@ -135,7 +215,8 @@ export class ModelsService {
       path: c.path,
       folder: c.folder,
       format: c.format,
-      sizeBytes: c.sizeBytes
+      sizeBytes: c.sizeBytes,
+      modifiedMs: c.mtimeMs
     }
     let entry: ModelEntry
     let header: Described['header'] = null
@@ -158,4 +239,9 @@ export class ModelsService {
     this.described.set(c.path, { key, entry, header })
     return entry
   }
+}
+
+/** Identifies a folder list for the scan cache: paths and whether each exists. */
+function foldersKey(folders: readonly ModelFolder[]): string {
+  return JSON.stringify(folders.map((f) => [f.path, f.exists]))
 }

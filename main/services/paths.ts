@@ -3,10 +3,11 @@
  * Pure functions of the environment, so tests and the browser-mode server resolve the same folders
  * as the Electron app.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { existsSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { isRecord } from '../common/reader'
+import { readTextCapped } from '../engine'
 
 /** The folders the app uses. All absolute. */
 export interface AppPaths {
@@ -75,6 +76,9 @@ export function resolveAppPaths(options: AppPathsOptions = {}): AppPaths {
 /** Most parent folders findSourceRoot climbs (source: main/services; built: out/main). */
 const MAX_ROOT_SEARCH_DEPTH = 6
 
+/** Largest package.json read while looking for the source checkout (ours is a few kB). */
+const MAX_PACKAGE_JSON_BYTES = 1 << 20
+
 /** The nearest folder above `from` holding the `tandem` package.json, or null. */
 export function findSourceRoot(from: string): string | null {
   let dir = resolve(from)
@@ -90,10 +94,10 @@ export function findSourceRoot(from: string): string | null {
 
 function packageName(file: string): string | null {
   try {
-    const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'))
+    const parsed: unknown = JSON.parse(readTextCapped(file, MAX_PACKAGE_JSON_BYTES, 'package.json'))
     if (isRecord(parsed) && typeof parsed.name === 'string') return parsed.name
   } catch {
-    // unreadable or not JSON: not ours
+    // unreadable, not a regular file, too large or not JSON: not ours
   }
   return null
 }

@@ -95,7 +95,7 @@ describe('llama2.c tokenizer (tok512.bin)', () => {
     const badMax = good.slice()
     new DataView(badMax.buffer).setInt32(0, -1, true)
     expect(() => parseLlama2cTokenizer(badMax, 512, 't.bin')).toThrow(/max_token_length -1/)
-    expect(() => loadLlama2cTokenizer(join(tmp.dir, 'missing.bin'), 512)).toThrow(/missing\.bin: tokenizer file not found/)
+    expect(() => loadLlama2cTokenizer(join(tmp.dir, 'missing.bin'), 512)).toThrow(/missing\.bin: file not found/)
   })
 })
 

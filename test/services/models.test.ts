@@ -73,8 +73,9 @@ describe('model scan', () => {
     // a .bin without a tokenizer beside it is not taken for a llama2.c checkpoint
     writeFileSync(join(root, 'a', 'data.bin'), Buffer.alloc(64))
     const found = await scanModelFolder(root)
-    expect(found.map((c) => c.path)).toEqual([join(root, 'a', 'b', 'deep.gguf')])
-    const hf = await scanModelFolder(sharedModel('tinystories-656K'))
+    expect(found.candidates.map((c) => c.path)).toEqual([join(root, 'a', 'b', 'deep.gguf')])
+    expect(found.problem).toBeNull()
+    const hf = (await scanModelFolder(sharedModel('tinystories-656K'))).candidates
     expect(hf).toHaveLength(1)
     expect(hf[0]).toMatchObject({ format: 'hf', path: sharedModel('tinystories-656K') })
   })
@@ -91,10 +92,10 @@ describe('model folders', () => {
     try {
       const before = await f.ok<ModelFolder[]>('models:folders')
       // the default user folder (<home>/Tandem/models) is built in and does not exist in the temp home
-      expect(before).toEqual([{ path: join(appDir, 'home', 'Tandem', 'models'), exists: false, builtIn: true }])
+      expect(before).toEqual([{ path: join(appDir, 'home', 'Tandem', 'models'), exists: false, builtIn: true, problem: null }])
       expect(await f.ok<ModelEntry[]>('models:list')).toEqual([])
       const after = await f.ok<ModelFolder[]>('models:addFolder', added)
-      expect(after[1]).toEqual({ path: added, exists: true, builtIn: false })
+      expect(after[1]).toEqual({ path: added, exists: true, builtIn: false, problem: null })
       expect((await f.ok<ModelEntry[]>('models:list')).map((m) => m.name)).toEqual(['copy.gguf'])
     } finally {
       await f.app.dispose()
@@ -104,7 +105,7 @@ describe('model folders', () => {
     f = appFixture({ modelDirs: [], dir: appDir })
     try {
       const folders = await f.ok<ModelFolder[]>('models:folders')
-      expect(folders[1]).toEqual({ path: added, exists: false, builtIn: false })
+      expect(folders[1]).toEqual({ path: added, exists: false, builtIn: false, problem: null })
       expect(await f.ok<ModelEntry[]>('models:list')).toEqual([])
       expect(await f.ok<ModelFolder[]>('models:removeFolder', added)).toHaveLength(1)
     } finally {

@@ -3,10 +3,11 @@
  * against that config, weights as views into one read of the file, tokenizer from tokenizer.ggml.*.
  * With `{ weights: false }` only the header is read (progressively), so inspecting a large file is instant.
  */
-import { open, type FileHandle } from 'node:fs/promises'
+import type { FileHandle } from 'node:fs/promises'
 import { constants as bufferConstants } from 'node:buffer'
 import { BinaryReader } from './binary-reader'
 import { ModelFormatError } from './errors'
+import { openRegularFileHandle } from './file-read'
 import { llamaFileTypeName } from './ggml'
 import { GgufNeedMoreBytes, parseGguf, type GgufHeader, type GgufTensorInfo } from './gguf'
 import { GgufMetadata } from './gguf-metadata'
@@ -33,9 +34,9 @@ const READ_CHUNK_BYTES = 64 << 20
 
 /** Loads a GGUF model (weights and tokenizer, or with `weights: false` only config and tokenizer). */
 export async function loadGgufModel(path: string, options: LoadOptions = {}): Promise<LoadedModel> {
-  const fh = await open(path, 'r')
+  const { handle: fh, stats } = await openRegularFileHandle(path, 'model file')
   try {
-    const sizeBytes = (await fh.stat()).size
+    const sizeBytes = stats.size
     const wantWeights = options.weights !== false
     const bytes = wantWeights ? await readWhole(fh, path, sizeBytes) : null
     const header = bytes ? parseGguf(new BinaryReader(bytes, path), sizeBytes) : await readHeader(fh, path, sizeBytes)

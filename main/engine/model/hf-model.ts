@@ -54,7 +54,7 @@ interface HfConfig {
 }
 
 function readHfConfig(file: string): HfConfig {
-  const json = readJsonFile(file, MAX_HF_CONFIG_BYTES)
+  const json = readJsonFile(file, MAX_HF_CONFIG_BYTES, 'model config')
   if (!isRecord(json)) throw new ModelFormatError(file, 'top level must be a JSON object')
   const fail: (detail: string) => never = (detail) => {
     throw new ModelFormatError(file, detail)
@@ -154,7 +154,7 @@ function weightFiles(folder: string): Map<string, string> {
     const names = readSafetensorsHeader(single).entries.keys()
     return new Map([...names].map((n) => [n, single]))
   }
-  const index = readJsonFile(indexPath, MAX_INDEX_JSON_BYTES)
+  const index = readJsonFile(indexPath, MAX_INDEX_JSON_BYTES, 'shard index')
   if (!isRecord(index) || !isRecord(index.weight_map)) throw new ModelFormatError(indexPath, '"weight_map" must be an object')
   const map = new Map<string, string>()
   const shards = new Set<string>()
@@ -248,7 +248,7 @@ function weightLayout(folder: string, config: ModelConfig): { layout: WeightLayo
 function readGenerationConfig(folder: string): { bosId: number | null; eosIds: number[] } {
   const file = join(folder, 'generation_config.json')
   if (!existsSync(file)) return { bosId: null, eosIds: [] }
-  const json = readJsonFile(file, MAX_HF_CONFIG_BYTES)
+  const json = readJsonFile(file, MAX_HF_CONFIG_BYTES, 'generation config')
   if (!isRecord(json)) throw new ModelFormatError(file, 'top level must be a JSON object')
   const ids = (v: unknown, field: string): number[] => {
     if (v === undefined || v === null) return []

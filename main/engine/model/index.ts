@@ -21,6 +21,7 @@ export type {
 } from './types'
 export { ModelFormatError } from './errors'
 export { loadModel } from './load'
+export { MAX_MODEL_FILE_BYTES, readFileCapped, readTextCapped } from './file-read'
 export { readWeightLayout, readWeights, layoutSources, type TensorEncoding, type TensorSource, type WeightLayout, type LayerSources } from './weight-layout'
 export type { DecodeOptions, EncodeOptions, GgufVocab, Tokenizer } from './tokenizer/types'
 export { createDetokenizer, type Detokenizer } from './tokenizer/incremental'

@@ -3,11 +3,11 @@
  * Q8_0 (256-byte headers, magic "ak42"). Unlike run.c, every header field is checked and the file size
  * must equal exactly what the header implies before any weight view is made.
  */
-import { closeSync, openSync, readSync, readdirSync, statSync } from 'node:fs'
+import { closeSync, readdirSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { BinaryReader } from './binary-reader'
 import { ModelFormatError } from './errors'
-import { readFileBytes } from './safetensors'
+import { MAX_MODEL_FILE_BYTES, openRegularFile, readOpenFile, readPrefix } from './file-read'
 import { MAX_LLAMA2C_VOCAB, loadLlama2cTokenizer } from './tokenizer/llama2c-tokenizer'
 import type { Tokenizer } from './tokenizer/types'
 import type { LoadOptions, LoadedModel, ModelConfig } from './types'
@@ -238,27 +238,19 @@ function findTokenizer(modelPath: string, vocabSize: number, tokenizerPath: stri
   throw new ModelFormatError(modelPath, `no tokenizer with ${vocabSize} tokens found (${detail}); pass tokenizerPath`)
 }
 
-function readHead(path: string, n: number): Uint8Array {
-  const fd = openSync(path, 'r')
-  try {
-    const head = new Uint8Array(n)
-    const got = readSync(fd, head, 0, n, 0)
-    return head.subarray(0, got)
-  } finally {
-    closeSync(fd)
-  }
-}
-
 /** Loads a llama2.c checkpoint (any version) and its tokenizer. */
 export async function loadLlama2cModel(path: string, options: LoadOptions = {}): Promise<LoadedModel> {
+  const withWeights = options.weights ?? true
+  const file = openRegularFile(path, 'model file')
+  let bytes: Uint8Array
   let sizeBytes: number
   try {
-    sizeBytes = statSync(path).size
-  } catch {
-    throw new ModelFormatError(path, 'file not found')
+    bytes = withWeights ? readOpenFile(file, MAX_MODEL_FILE_BYTES, path, 'model file') : readPrefix(file, VERSIONED_HEADER_BYTES)
+    // with the weights, what was read is the file; without, fstat's size is all there is
+    sizeBytes = withWeights ? bytes.byteLength : file.sizeBytes
+  } finally {
+    closeSync(file.fd)
   }
-  const withWeights = options.weights ?? true
-  const bytes = withWeights ? readFileBytes(path) : readHead(path, VERSIONED_HEADER_BYTES)
   const header = readHeader(new BinaryReader(bytes, path))
   if (header.version === 2) {
     const { matrices } = layout(header)

@@ -2,8 +2,9 @@
  * @file The one entry point for opening a model: a folder is a Hugging Face model, a file starting with
  * "GGUF" is GGUF, anything else is tried as a llama2.c checkpoint.
  */
-import { closeSync, openSync, readSync, statSync } from 'node:fs'
+import { closeSync, statSync } from 'node:fs'
 import { ModelFormatError } from './errors'
+import { openRegularFile, readPrefix } from './file-read'
 import { loadGgufModel } from './gguf-model'
 import { loadHfModel } from './hf-model'
 import { loadLlama2cModel } from './llama2c'
@@ -11,14 +12,13 @@ import type { LoadOptions, LoadedModel } from './types'
 
 const GGUF_MAGIC = 'GGUF'
 
+/** Whether the file starts with the GGUF magic; a FIFO or device is refused here, before any loader opens it. */
 function startsWithGguf(path: string): boolean {
-  const fd = openSync(path, 'r')
+  const file = openRegularFile(path, 'model file')
   try {
-    const head = new Uint8Array(GGUF_MAGIC.length)
-    const got = readSync(fd, head, 0, head.length, 0)
-    return got === head.length && new TextDecoder().decode(head) === GGUF_MAGIC
+    return new TextDecoder().decode(readPrefix(file, GGUF_MAGIC.length)) === GGUF_MAGIC
   } finally {
-    closeSync(fd)
+    closeSync(file.fd)
   }
 }
 

@@ -1,13 +1,13 @@
 /**
  * @file safetensors reader: u64 LE header length, a JSON header mapping names to {dtype, shape,
  * data_offsets}, then the raw little-endian data. Every header field is checked against the file before
- * any tensor view is made. Also holds `readFileBytes`, the whole-file reader the loaders share.
+ * any tensor view is made. The file is opened through file-read (regular files only, bounded reads).
  */
 import { isRecord } from '../../common/reader'
-import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs'
-import { constants as bufferConstants } from 'node:buffer'
+import { closeSync } from 'node:fs'
 import { BinaryReader } from './binary-reader'
 import { ModelFormatError } from './errors'
+import { openRegularFile, readPrefix } from './file-read'
 import type { DenseDType, Tensor } from './types'
 
 /** Largest JSON header accepted (the format's own reference implementation uses 100 MB). */
@@ -16,8 +16,6 @@ export const MAX_SAFETENSORS_HEADER_BYTES = 100_000_000
 export const MAX_TENSOR_NDIMS = 8
 /** Most tensors in one file (a 405B shard holds a few thousand). */
 export const MAX_SAFETENSORS_TENSORS = 1_000_000
-/** Largest file read into memory (one ArrayBuffer). */
-export const MAX_MODEL_FILE_BYTES = bufferConstants.MAX_LENGTH
 
 /** safetensors dtype name -> our encoding and element size. */
 const DTYPES: Readonly<Record<string, { dtype: DenseDType; bytes: number }>> = {
@@ -40,47 +38,6 @@ export interface SafetensorsHeader {
   readonly file: string
   readonly fileSizeBytes: number
   readonly entries: ReadonlyMap<string, SafetensorsEntry>
-}
-
-/** Reads a whole file into a fresh buffer (byteOffset 0, so 4-byte-aligned data can be viewed directly). */
-export function readFileBytes(path: string, maxBytes = MAX_MODEL_FILE_BYTES): Uint8Array {
-  let fd: number
-  try {
-    fd = openSync(path, 'r')
-  } catch {
-    throw new ModelFormatError(path, 'file not found or not readable')
-  }
-  try {
-    const sizeBytes = fstatSync(fd).size
-    if (sizeBytes > maxBytes) throw new ModelFormatError(path, `file is ${sizeBytes} bytes, more than the limit ${maxBytes}`)
-    const bytes = new Uint8Array(sizeBytes)
-    let done = 0
-    while (done < sizeBytes) {
-      const n = readSync(fd, bytes, done, sizeBytes - done, done)
-      if (n === 0) throw new ModelFormatError(path, `file shrank while reading: ${done} of ${sizeBytes} bytes`)
-      done += n
-    }
-    return bytes
-  } finally {
-    closeSync(fd)
-  }
-}
-
-/** Reads the first `n` bytes (or fewer if the file is shorter). */
-function readPrefix(path: string, n: number): Uint8Array {
-  const fd = openSync(path, 'r')
-  try {
-    const bytes = new Uint8Array(n)
-    let done = 0
-    while (done < n) {
-      const got = readSync(fd, bytes, done, n - done, done)
-      if (got === 0) break
-      done += got
-    }
-    return bytes.subarray(0, done)
-  } finally {
-    closeSync(fd)
-  }
 }
 
 function isIndex(v: unknown): v is number {
@@ -159,17 +116,16 @@ function parseHeader(head: Uint8Array, fileSizeBytes: number, file: string): Saf
 
 /** Parses and validates only the header (reads 8 + header-length bytes from disk). */
 export function readSafetensorsHeader(path: string): SafetensorsHeader {
-  let fileSizeBytes: number
+  const file = openRegularFile(path, 'safetensors file')
   try {
-    fileSizeBytes = statSync(path).size
-  } catch {
-    throw new ModelFormatError(path, 'file not found')
+    const lengthBytes = readPrefix(file, 8)
+    const r: BinaryReader = new BinaryReader(lengthBytes, path)
+    if (lengthBytes.length < 8) r.fail(`file is ${file.sizeBytes} bytes, too short for the 8-byte header length`, 0)
+    const headerBytes = r.u64Limited('header length', MAX_SAFETENSORS_HEADER_BYTES)
+    return parseHeader(readPrefix(file, Math.min(8 + headerBytes, file.sizeBytes)), file.sizeBytes, path)
+  } finally {
+    closeSync(file.fd)
   }
-  const lengthBytes = readPrefix(path, 8)
-  const r: BinaryReader = new BinaryReader(lengthBytes, path)
-  if (lengthBytes.length < 8) r.fail(`file is ${fileSizeBytes} bytes, too short for the 8-byte header length`, 0)
-  const headerBytes = r.u64Limited('header length', MAX_SAFETENSORS_HEADER_BYTES)
-  return parseHeader(readPrefix(path, Math.min(8 + headerBytes, fileSizeBytes)), fileSizeBytes, path)
 }
 
 /** Parses a whole in-memory file: header plus tensors as views into `bytes` (no copies). */

@@ -5,10 +5,11 @@
  * view into it (no copies), checking each range against the file it actually read: a layout is a claim,
  * and the file may have changed since the header was parsed.
  */
-import { statSync } from 'node:fs'
+import { closeSync } from 'node:fs'
 import { FieldReader, readInteger, type Fail } from '../../common/reader'
 import { ModelFormatError } from './errors'
-import { MAX_MODEL_FILE_BYTES, MAX_TENSOR_NDIMS, readFileBytes } from './safetensors'
+import { MAX_MODEL_FILE_BYTES, openRegularFile, readOpenFile } from './file-read'
+import { MAX_TENSOR_NDIMS } from './safetensors'
 import type { BlockDType, DenseDType, LayerWeights, ModelWeights, Tensor } from './types'
 
 /** How a tensor's bytes encode its values. */
@@ -117,14 +118,18 @@ export function readWeights(layout: WeightLayout): ModelWeights {
   const used = new Set(layoutSources(layout).map((s) => s.file))
   const fileBytes = layout.files.map(({ path, sizeBytes }, i) => {
     if (!used.has(i)) return new Uint8Array(0)
-    let now: number
+    const file = openRegularFile(path, 'model file')
     try {
-      now = statSync(path).size
-    } catch {
-      throw new ModelFormatError(path, 'file not found or not readable')
+      const changed = (now: number): never => {
+        throw new ModelFormatError(path, `file changed since its header was read (${sizeBytes} bytes then, ${now} now)`)
+      }
+      if (file.sizeBytes !== sizeBytes) changed(file.sizeBytes)
+      // Capped at the size the header was parsed against: bytes appended while reading are refused, not read.
+      const bytes = readOpenFile(file, sizeBytes, path, 'model file')
+      return bytes.byteLength === sizeBytes ? bytes : changed(bytes.byteLength)
+    } finally {
+      closeSync(file.fd)
     }
-    if (now !== sizeBytes) throw new ModelFormatError(path, `file changed since its header was read (${sizeBytes} bytes then, ${now} now)`)
-    return readFileBytes(path)
   })
   return weightsFromBytes(layout, fileBytes)
 }

@@ -50,13 +50,14 @@ function FoldersSection({ state }: { state: SettingsState }): JSX.Element {
       <p className="field-help">Tandem looks for GGUF files, llama2.c checkpoints and Hugging Face model folders here.</p>
       <ul className="folder-list">
         {state.folders.map((f) => (
-          <li key={f.path} className={f.exists ? 'folder' : 'folder missing'}>
-            <Icon name={f.exists ? 'folder' : 'alert'} size={16} />
+          <li key={f.path} className={f.exists && f.problem === null ? 'folder' : 'folder missing'}>
+            <Icon name={f.exists && f.problem === null ? 'folder' : 'alert'} size={16} />
             <span className="folder-path" title={f.path}>
               {f.path}
             </span>
             {f.builtIn && <span className="badge">Built in</span>}
             {!f.exists && <span className="badge warn">Missing: folder not found</span>}
+            {f.problem !== null && <span className="badge warn folder-problem">{f.problem}</span>}
             {!f.builtIn && (
               <button
                 type="button"

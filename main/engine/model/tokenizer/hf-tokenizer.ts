@@ -4,10 +4,11 @@
  * file becomes a ModelFormatError naming it instead of a TypeError deep inside the library.
  */
 import { isRecord, type JsonRecord } from '../../../common/reader'
-import { existsSync, readFileSync, statSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { Tokenizer as HfLibTokenizer } from '@huggingface/tokenizers'
 import { ModelFormatError } from '../errors'
+import { readTextCapped } from '../file-read'
 import type { DecodeOptions, EncodeOptions, Tokenizer } from './types'
 
 /** Largest vocabulary accepted (bounds the id space the library allocates arrays for). */
@@ -28,17 +29,11 @@ export interface HfTokenizerFiles {
   readonly eosToken: string | null
 }
 
-/** Reads and parses a JSON file, with size limit and errors naming the file. */
-export function readJsonFile(path: string, maxBytes: number): unknown {
-  let sizeBytes: number
+/** Reads and parses a JSON file, at most `maxBytes`; errors name the file and call it `what` ("tokenizer"). */
+export function readJsonFile(path: string, maxBytes: number, what: string): unknown {
+  const text = readTextCapped(path, maxBytes, what)
   try {
-    sizeBytes = statSync(path).size
-  } catch {
-    throw new ModelFormatError(path, 'file not found')
-  }
-  if (sizeBytes > maxBytes) throw new ModelFormatError(path, `file is ${sizeBytes} bytes, more than the limit ${maxBytes}`)
-  try {
-    return JSON.parse(readFileSync(path, 'utf8'))
+    return JSON.parse(text)
   } catch (e) {
     throw new ModelFormatError(path, `not valid JSON: ${e instanceof Error ? e.message : String(e)}`)
   }
@@ -229,16 +224,12 @@ function parseChatTemplate(value: unknown, file: string): string | null {
 export function loadHfTokenizer(folder: string, fallbacks: HfTokenFallbacks = {}): HfTokenizerFiles {
   const tokenizerFile = join(folder, 'tokenizer.json')
   const configFile = join(folder, 'tokenizer_config.json')
-  const tokenizerJson = readJsonFile(tokenizerFile, MAX_TOKENIZER_JSON_BYTES)
+  const tokenizerJson = readJsonFile(tokenizerFile, MAX_TOKENIZER_JSON_BYTES, 'tokenizer')
   let configJson: unknown = {}
-  if (existsSync(configFile)) configJson = readJsonFile(configFile, MAX_TOKENIZER_CONFIG_BYTES)
+  if (existsSync(configFile)) configJson = readJsonFile(configFile, MAX_TOKENIZER_CONFIG_BYTES, 'tokenizer config')
   const files = createHfTokenizer(tokenizerJson, configJson, { tokenizer: tokenizerFile, config: configFile }, fallbacks)
   // Newer transformers versions save the template beside the config instead of inside it.
   const templateFile = join(folder, 'chat_template.jinja')
   if (files.chatTemplate !== null || !existsSync(templateFile)) return files
-  const sizeBytes = statSync(templateFile).size
-  if (sizeBytes > MAX_TOKENIZER_CONFIG_BYTES) {
-    throw new ModelFormatError(templateFile, `file is ${sizeBytes} bytes, more than the limit ${MAX_TOKENIZER_CONFIG_BYTES}`)
-  }
-  return { ...files, chatTemplate: readFileSync(templateFile, 'utf8') }
+  return { ...files, chatTemplate: readTextCapped(templateFile, MAX_TOKENIZER_CONFIG_BYTES, 'chat template') }
 }

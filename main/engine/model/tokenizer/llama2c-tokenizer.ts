@@ -4,9 +4,9 @@
  *
  * Layout: int32 max_token_length, then per token id: float32 score, int32 len, len raw UTF-8 bytes.
  */
-import { readFileSync, statSync } from 'node:fs'
 import { BinaryReader } from '../binary-reader'
 import { ModelFormatError } from '../errors'
+import { readFileCapped } from '../file-read'
 import { byteTokenValue, mergeBestPairs, utf8Decode } from './spm'
 import type { DecodeOptions, EncodeOptions, Tokenizer } from './types'
 
@@ -55,16 +55,7 @@ export function parseLlama2cTokenizer(bytes: Uint8Array, vocabSize: number, file
 
 /** Reads a tok*.bin file holding exactly `vocabSize` tokens. */
 export function loadLlama2cTokenizer(path: string, vocabSize: number): Tokenizer {
-  let sizeBytes: number
-  try {
-    sizeBytes = statSync(path).size
-  } catch {
-    throw new ModelFormatError(path, 'tokenizer file not found')
-  }
-  if (sizeBytes > MAX_LLAMA2C_TOKENIZER_BYTES) {
-    throw new ModelFormatError(path, `tokenizer is ${sizeBytes} bytes, more than the limit ${MAX_LLAMA2C_TOKENIZER_BYTES}`)
-  }
-  return parseLlama2cTokenizer(new Uint8Array(readFileSync(path)), vocabSize, path)
+  return parseLlama2cTokenizer(readFileCapped(path, MAX_LLAMA2C_TOKENIZER_BYTES, 'tokenizer'), vocabSize, path)
 }
 
 /** run.c semantics over an in-memory vocabulary (pieces use a plain space, not ▁). */

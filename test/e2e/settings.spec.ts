@@ -5,7 +5,7 @@
  * not timed. Changes are made through the HTTP Api, as another window would; the settings found at the start
  * are put back at the end, so the specs that run later see the app as it was.
  */
-import type { APIRequestContext, Locator, Page, Route } from '@playwright/test'
+import type { APIRequestContext, APIResponse, Locator, Page, Route } from '@playwright/test'
 import { expect, test } from './fixtures'
 import { e2eEnv, E2E_ENV } from './env'
 import { callApi, composer, openApp, withRequest } from './helpers'
@@ -117,4 +117,44 @@ test('default sampling follows changed settings until the user types, then keeps
   await writeChanged(page.request, { theme: start.theme, sampling: { ...start.sampling, maxTokens: 128 } })
   await dialog.getByRole('button', { name: 'Scan again' }).click()
   await expect(maxTokens).toHaveValue('128')
+})
+
+test('a theme picked while an older settings answer is on its way stays picked', async ({ page }) => {
+  const start = startingSettings()
+  const picked = start.theme === 'dark' ? 'light' : 'dark'
+  // Each settings answer is read from the app at once (so it holds the settings of that moment) and
+  // delivered when the test says.
+  const held: Array<{ route: Route; response: APIResponse }> = []
+  await page.route('**/api/settings/get', async (route) => {
+    held.push({ route, response: await route.fetch() })
+  })
+  await page.goto(e2eEnv(E2E_ENV.url))
+  await expect(composer(page)).toBeVisible()
+  const dialog = await openSettings(page)
+  await expect.poll(() => held.length).toBe(2)
+  const radio = dialog.getByRole('radio', { name: picked === 'dark' ? 'Dark' : 'Light' })
+  // Nothing loaded yet: there is nothing to show a choice on.
+  await expect(radio).toBeDisabled()
+
+  // The dialog's rescan is the newest load: its answer is the one that lands (the app's first is dropped).
+  const [first, opening] = held.splice(0)
+  await opening.route.fulfill({ response: opening.response })
+  await first.route.fulfill({ response: first.response })
+  await expect(radio).toBeEnabled()
+
+  // Another rescan reads the settings, then the user picks a theme before its answer arrives.
+  await dialog.getByRole('button', { name: 'Scan again' }).click()
+  await expect.poll(() => held.length).toBe(1)
+  const [rescan] = held.splice(0)
+  await radio.check()
+  await expect.poll(async () => (await readChanged(page.request)).theme).toBe(picked)
+
+  // The old answer lands (marked by a temperature the form shows once it has): the choice stays.
+  const old: unknown = await rescan.response.json()
+  const settings = isRecord(old) ? old.result : undefined
+  if (!isRecord(settings) || !isRecord(settings.sampling)) throw new Error('settings/get: unexpected shape')
+  await rescan.route.fulfill({ response: rescan.response, json: { result: { ...settings, sampling: { ...settings.sampling, temperature: 1.7 } } } })
+  await expect(dialog.getByLabel('Temperature')).toHaveValue('1.7')
+  await expect(radio).toBeChecked()
+  await expect(page.locator('html')).toHaveAttribute('data-theme', picked)
 })

@@ -209,7 +209,8 @@ function GeneralSettings({ state }: { state: SettingsState }): JSX.Element {
     <>
       <section className="settings-section" aria-labelledby="settings-appearance">
         <h3 id="settings-appearance">Appearance</h3>
-        <fieldset className="segmented">
+        {/* not until the settings are loaded: a choice made before would have nothing to show it on */}
+        <fieldset className="segmented" disabled={state.settings === null}>
           <legend className="visually-hidden">Theme</legend>
           {THEMES.map((t) => (
             <label key={t.value} className={theme === t.value ? 'segment checked' : 'segment'}>

@@ -1,5 +1,5 @@
 /** @file App settings, model folders and the models found in them; loaded once and refreshed on change. */
-import { useCallback, useEffect, useState } from 'react'
+import { useCallback, useEffect, useRef, useState } from 'react'
 import type { ModelEntry, ModelFolder, Settings, SettingsPatch } from '../../../preload/api'
 import { describeError, type UiError } from '../lib/errors'
 import { useApi } from './api-context'
@@ -21,6 +21,9 @@ export interface SettingsState {
   readonly removeFolder: (path: string) => Promise<UiError | null>
 }
 
+/** Changes kept for laying over late answers; more than any user makes while one answer is on its way. */
+const MAX_REMEMBERED_CHANGES = 64
+
 /** Loads settings, folders and models from the Api. */
 export function useSettings(): SettingsState {
   const api = useApi()
@@ -28,18 +31,28 @@ export function useSettings(): SettingsState {
   const [models, setModels] = useState<readonly ModelEntry[]>([])
   const [folders, setFolders] = useState<readonly ModelFolder[]>([])
   const { loading, error, run } = useLoad(true)
+  // The user's changes, numbered. An answer read before a change (the dialog reloads when it opens, and a
+  // slow load can land after the change's own answer) holds the old value: the changes made since the
+  // request started are laid over it, so a choice never flips back on screen.
+  const changes = useRef<{ readonly seq: number; readonly patch: SettingsPatch }[]>([])
+  const lastSeq = useRef(0)
+  const changedSince = useCallback(
+    (s: Settings, since: number): Settings => changes.current.filter((c) => c.seq > since).reduce<Settings>((acc, c) => ({ ...acc, ...c.patch }), s),
+    []
+  )
 
   // The dialog rescans on every opening, and a failed save reloads: only the newest answer lands.
   const reload = useCallback(async () => {
+    const since = lastSeq.current
     await run(
       () => Promise.all([api.settings.get(), api.models.folders(), api.models.list()]),
       ([s, f, m]) => {
-        setSettings(s)
+        setSettings(changedSince(s, since))
         setFolders(f)
         setModels(m)
       }
     )
-  }, [api, run])
+  }, [api, run, changedSince])
 
   useEffect(() => {
     void reload()
@@ -49,31 +62,35 @@ export function useSettings(): SettingsState {
     async (patch: SettingsPatch) => {
       // Optimistic, so a radio or select reflects the choice at once; the app's answer (or a reload on
       // failure) then settles it.
+      const seq = ++lastSeq.current
+      changes.current = [...changes.current.slice(1 - MAX_REMEMBERED_CHANGES), { seq, patch }]
       setSettings((current) => (current === null ? current : { ...current, ...patch }))
       try {
-        setSettings(await api.settings.update(patch))
+        setSettings(changedSince(await api.settings.update(patch), seq))
         return null
       } catch (e) {
+        changes.current = changes.current.filter((c) => c.seq !== seq)
         void reload()
         return describeError(e)
       }
     },
-    [api, reload]
+    [api, reload, changedSince]
   )
 
   const changeFolders = useCallback(
     async (change: () => Promise<ModelFolder[]>) => {
       try {
         setFolders(await change())
+        const since = lastSeq.current
         const [s, m] = await Promise.all([api.settings.get(), api.models.list()])
-        setSettings(s)
+        setSettings(changedSince(s, since))
         setModels(m)
         return null
       } catch (e) {
         return describeError(e)
       }
     },
-    [api]
+    [api, changedSince]
   )
   const addFolder = useCallback((path: string) => changeFolders(() => api.models.addFolder(path)), [api, changeFolders])
   const removeFolder = useCallback((path: string) => changeFolders(() => api.models.removeFolder(path)), [api, changeFolders])

@@ -4,44 +4,10 @@
  * every other call — keeps turning while it runs, and the reply streams on. Asserted by counting turns of
  * the event loop, never by time.
  */
-import { stat } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
 import { API_LIMITS, type ChatEvent, type Message, type SearchHit } from '../../preload/api'
-import { appFixture, streamCall, type AppFixture } from './app-fixture'
-
-/** A pace the test opens token by token. */
-function paceGate(): { pace: (signal: AbortSignal) => Promise<void>; release(n: number): void; calls(n: number): Promise<void> } {
-  const waiting: (() => void)[] = []
-  let made = 0
-  let credit = 0
-  let onCall: (() => void) | null = null
-  return {
-    pace: (signal) =>
-      new Promise<void>((resolve) => {
-        made++
-        onCall?.()
-        if (credit > 0) {
-          credit--
-          return resolve()
-        }
-        waiting.push(resolve)
-        signal.addEventListener('abort', () => resolve(), { once: true })
-      }),
-    release(n) {
-      for (let i = 0; i < n; i++) {
-        const next = waiting.shift()
-        if (next === undefined) credit++
-        else next()
-      }
-    },
-    async calls(n) {
-      while (made < n) await new Promise<void>((r) => (onCall = r))
-    }
-  }
-}
-
-/** Resolves from a poll-phase callback (fs I/O): a setImmediate queued next runs before any later I/O or worker message. */
-const pollPhase = (): Promise<void> => new Promise((resolve) => stat('.', () => resolve()))
+import { turnsWhile } from '../helpers/event-loop'
+import { appFixture, paceGate, streamCall, type AppFixture } from './app-fixture'
 
 let g: AppFixture | null = null
 afterEach(async () => {
@@ -63,20 +29,13 @@ describe('search while a reply streams', () => {
     const reply = streamCall(app.app, 'chat:send', { requestId, conversationId: conv.id, content: 'Once upon a time' })
     await gate.calls(1) // streaming, held before its second token
 
-    await pollPhase()
-    let ticks = 0
-    let searching = true
-    const tick = (): void => {
-      ticks++
-      if (searching) setImmediate(tick)
-    }
-    setImmediate(tick)
-    const search = app.call('conversations:search', 'needle')
-    gate.release(2)
-    const outcome = await search
-    searching = false
+    const { turns, result: outcome } = await turnsWhile(() => {
+      const search = app.call('conversations:search', 'needle')
+      gate.release(2)
+      return search
+    })
     // On the main connection (the old path) the search ran inside the call, before the loop could turn once.
-    expect(ticks).toBeGreaterThan(0)
+    expect(turns).toBeGreaterThan(0)
     expect(outcome.ok).toBe(true)
     const hits = outcome.ok ? (outcome.result as SearchHit[]) : []
     expect(hits.map((h) => h.messageId)).toEqual([big.id])

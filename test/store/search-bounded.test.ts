@@ -3,11 +3,11 @@
  * is found with a short marked snippet, and the search worker answers off the main thread — the event loop
  * keeps turning while it works. No assertion depends on how fast the machine is.
  */
-import { stat } from 'node:fs'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { startWorkerThread, workerEntryUrl } from '../../main/engine'
 import { API_LIMITS } from '../../preload/api'
 import { SearchWorker, SearchWorkerError, SNIPPET_SCAN_CHARS, SNIPPET_WORDS, type SearchHit } from '../../main/store'
+import { turnsWhile } from '../helpers/event-loop'
 import { storeFixture, type StoreFixture } from './fixture'
 
 let f: StoreFixture
@@ -23,9 +23,6 @@ const marked = (hit: SearchHit): string => hit.snippet.map((p) => (p.match ? `[$
 const hugeMessage = (): string => 'alpha beta gamma needle delta '.repeat(API_LIMITS.maxMessageChars / 30).slice(0, API_LIMITS.maxMessageChars)
 
 const starter = { entryUrl: workerEntryUrl, start: (entry: URL, data: unknown) => startWorkerThread(entry, data) }
-
-/** Resolves from a poll-phase callback (fs I/O), so a setImmediate queued next runs before any later I/O event. */
-const pollPhase = (): Promise<void> => new Promise((resolve) => stat('.', () => resolve()))
 
 describe('search over a 1,000,000-character message', () => {
   it('finds it, with a short snippet around the first match, matches marked', () => {
@@ -56,18 +53,9 @@ describe('search over a 1,000,000-character message', () => {
     try {
       // started and warmed up, so what follows measures a search, not a thread start
       expect(await worker.search('warm', 5)).toEqual([])
-      await pollPhase()
-      let ticks = 0
-      let searching = true
-      const tick = (): void => {
-        ticks++
-        if (searching) setImmediate(tick)
-      }
-      setImmediate(tick)
-      const hits = await worker.search('needle', 20)
-      searching = false
-      // A search on the main thread (the old path) would have finished before the first tick could run.
-      expect(ticks).toBeGreaterThan(0)
+      const { turns, result: hits } = await turnsWhile(() => worker.search('needle', 20))
+      // A search on the main thread (the old path) would have finished before the first turn could run.
+      expect(turns).toBeGreaterThan(0)
       expect(hits).toEqual(conversations.search('needle', 20))
       expect(hits.map((h) => h.messageId === null)).toEqual([true, false, false])
     } finally {

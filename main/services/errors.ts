@@ -3,7 +3,7 @@
  * `{ name, message }` shape that crosses IPC and HTTP. Names are a fixed set the UI can switch on.
  */
 import { ContextOverflowError, InvalidLogitsError, ModelFormatError } from '../engine'
-import { StoreNotFoundError } from '../store'
+import { StoreDataError, StoreNotFoundError } from '../store'
 import type { ApiErrorShape } from '../../preload/api'
 import { failWith, type Fail } from '../common/reader'
 
@@ -27,6 +27,8 @@ export type ApiErrorName =
   | 'BusyError'
   /** the disk (or the database's size limit) is full: nothing more could be written */
   | 'DiskFullError'
+  /** what was asked for is in a damaged part of the database file (the rest still reads) */
+  | 'DamagedDataError'
   /** the app is shutting down */
   | 'ShutdownError'
   /** a bug: an exception nobody expected */
@@ -69,6 +71,9 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ContextOverflowError) return new ApiError('ContextOverflowError', err.message, { cause: err })
   if (err instanceof ModelFormatError) return new ApiError('ModelError', err.message, { cause: err })
   if (err instanceof InvalidLogitsError) return new ApiError('ModelError', err.message, { cause: err })
+  if (err instanceof StoreDataError || isCorrupt(err)) {
+    return new ApiError('DamagedDataError', `This part of the database is damaged and could not be read (${errorMessage(err)}).`, { cause: err })
+  }
   if (isDiskFull(err)) return new ApiError('DiskFullError', `The disk is full (${errorMessage(err)}): free some space and try again.`, { cause: err })
   if (err instanceof Error) {
     if (PASSTHROUGH_NAMES.has(err.name)) return new ApiError('ContextOverflowError', err.message, { cause: err })
@@ -94,4 +99,12 @@ export function isDiskFull(err: unknown): boolean {
 /** The message of any thrown value (for logs and stored message errors). */
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err)
+}
+
+/** SQLite's codes for a database file whose pages or records do not read back (a damaged file). */
+const CORRUPT_CODES: ReadonlySet<string> = new Set(['SQLITE_CORRUPT', 'SQLITE_CORRUPT_INDEX', 'SQLITE_CORRUPT_SEQUENCE', 'SQLITE_CORRUPT_VTAB'])
+
+/** Whether `err` is SQLite reporting damage in the file. */
+function isCorrupt(err: unknown): boolean {
+  return err instanceof Error && 'code' in err && typeof err.code === 'string' && CORRUPT_CODES.has(err.code)
 }

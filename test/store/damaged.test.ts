@@ -173,6 +173,33 @@ describe('a damaged main table', () => {
     }
   })
 
+  it('answers a clear error for a conversation whose own row is damaged, and the others still open', async () => {
+    const scratch = tempDir('tandem-damaged-')
+    const file = join(scratch.dir, 'data', 'tandem.db')
+    mkdirSync(join(scratch.dir, 'data'))
+    const seed = openStore(file)
+    const good = fill(seed, 2)
+    const bad = fill(seed, 2)
+    seed.close()
+    withRaw(file, (db) => {
+      // as for the message above: a file need not be STRICT, and then a blob can sit in a text column
+      db.unsafeMode(true)
+      db.pragma('writable_schema = ON')
+      db.prepare("UPDATE sqlite_schema SET sql = replace(sql, ') STRICT', ')') WHERE name = 'conversations'").run()
+      db.pragma('writable_schema = OFF')
+    })
+    withRaw(file, (db) => db.prepare('UPDATE conversations SET system_prompt = ? WHERE id = ?').run(Buffer.from([0xde, 0xad]), bad))
+    const app = appFixture({ dir: scratch.dir, modelDirs: [] })
+    try {
+      const outcome = await app.call('conversations:get', bad)
+      expect(outcome).toMatchObject({ ok: false, error: { name: 'DamagedDataError', message: expect.stringMatching(/damaged and could not be read/) } })
+      expect((await app.ok<ConversationDetail>('conversations:get', good)).messages).toHaveLength(2)
+    } finally {
+      await app.dispose()
+      scratch.dispose()
+    }
+  })
+
   it('reports nothing for a sound file', async () => {
     expect(f.store.notices).toEqual([])
     const app = appFixture({ modelDirs: [] })

@@ -58,6 +58,11 @@ const BY_NAME: Readonly<Record<string, Omit<UiError, 'detail'>>> = {
     hint: 'Open the full address that `tandem serve` printed (it includes the access token).',
     action: 'none'
   },
+  DamagedDataError: {
+    title: 'Damaged data',
+    hint: 'Part of the database file is damaged. Your other conversations are not affected; this one cannot be opened.',
+    action: 'none'
+  },
   DiskFullError: {
     title: 'The disk is full',
     hint: "Free some space on the disk that holds Tandem's data, then try again; what was written so far is kept.",

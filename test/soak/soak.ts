@@ -91,9 +91,11 @@ async function main(): Promise<number> {
     if (entry === undefined) throw new Error(`${model} is not listed`)
     const sampling = { temperature: 0.8, topP: 0.95, maxTokens: REPLY_TOKENS }
 
-    // Warm-up: the model is opened and its graph compiled before the memory baseline is taken.
+    // Warm-up before the memory baseline: the model opened and its graph compiled, the search worker started,
+    // the usage sampler running — what any session has after its first reply and search.
     const warm = await api.conversations.create({ modelId: entry.id, sampling })
     await api.chat.send({ requestId: 'warm-up', conversationId: warm.id, content: 'Once upon a time' }, () => undefined)
+    await Promise.all([api.conversations.search(WORDS[0]), api.models.list(), api.devices.usage(0)])
     const baselineRss = rssBytes(server.child.pid ?? 0)
 
     const quick = { search: new Latencies(), models: new Latencies(), conversations: new Latencies(), usage: new Latencies(), stop: new Latencies() }

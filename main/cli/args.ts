@@ -25,6 +25,7 @@ first (slows replies down for demos and end-to-end tests; default 0).
 --placement runs the model across devices: a preset (cpu, gpu, npu-prefill-gpu-decode, layer-split,
 tensor-split, auto) or a placement JSON file (probes the devices first; auto also measures them, in seconds);
 --json and --stats then give each device's busy time.
+--threads sets the compute threads per model (default: the CPU's physical cores as the OS reports them).
 --prefill-chunk sets the prompt tokens per graph run (default ${DEFAULT_PREFILL_CHUNK_TOKENS}, at most ${MAX_PREFILL_CHUNK_TOKENS}), with or without
 a placement.
 devices lists the compute devices (CPU, GPU, NPU) with their status; each is probed with tiny graphs in a child

@@ -24,7 +24,7 @@ import { isRecord } from '../common/reader'
 export interface AppOptions extends AppPathsOptions {
   /** reported by app:version (default: the version in the checkout's package.json) */
   readonly appVersion?: string
-  /** ONNX Runtime intra-op threads per model (default: all cores) */
+  /** ONNX Runtime intra-op threads per model (default: the physical cores, devices/cpu-cores.ts) */
   readonly threads?: number
   /** the services' monotonic clock (ms): the chat's write throttle, the usage sampler's intervals (default performance.now) */
   readonly monotonicMs?: () => number

@@ -21,7 +21,7 @@ import { ApiError, errorMessage, isDiskFull } from './errors'
 export interface ModelSlotOptions {
   /** compiled-graph cache folder */
   readonly cacheDir: string
-  /** ONNX Runtime intra-op threads (default: all cores) */
+  /** ONNX Runtime intra-op threads (default: the physical cores, devices/cpu-cores.ts) */
   readonly threads?: number
 }
 

@@ -13,6 +13,7 @@ export {
   type BackendInfo
 } from './ort'
 export { DISABLE_CPU_EP_FALLBACK_KEY } from './ort'
+export { defaultIntraOpThreads } from './cpu-cores'
 export {
   CONTRIB_OPS,
   DEVICE_KINDS,

@@ -5,6 +5,7 @@
  */
 import * as ort from 'onnxruntime-node'
 import { EP_CATALOG, isKnownEp } from './catalog'
+import { defaultIntraOpThreads } from './cpu-cores'
 
 /** ORT's graph optimization levels. */
 export type GraphOptimizationLevel = 'disabled' | 'basic' | 'extended' | 'all'
@@ -28,7 +29,7 @@ export interface SessionConfig {
    * the CPU EP itself too, and then refuses every graph.
    */
   readonly cpuFallback?: boolean
-  /** threads inside one op (ORT intra-op pool); undefined = ORT's default */
+  /** threads inside one op (ORT intra-op pool); undefined = defaultIntraOpThreads() (the physical cores) */
   readonly intraOpThreads?: number
   /** threads across independent ops; default 1 (our decoder graphs run sequentially) */
   readonly interOpThreads?: number
@@ -110,9 +111,10 @@ function sessionOptions(config: SessionConfig): ort.InferenceSession.SessionOpti
     ...(fallbackOff ? { [DISABLE_CPU_EP_FALLBACK_KEY]: '1' } : {}),
     ...(config.allowSpinning === false ? { [ALLOW_SPINNING_KEY]: '0' } : {})
   }
+  const intraOpThreads = config.intraOpThreads ?? defaultIntraOpThreads()
   return {
     executionProviders: [config.ep],
-    ...(config.intraOpThreads !== undefined ? { intraOpNumThreads: config.intraOpThreads } : {}),
+    ...(intraOpThreads !== undefined ? { intraOpNumThreads: intraOpThreads } : {}),
     interOpNumThreads: config.interOpThreads ?? 1,
     graphOptimizationLevel: config.optimizationLevel ?? 'all',
     executionMode: 'sequential',

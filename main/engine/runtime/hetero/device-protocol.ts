@@ -51,7 +51,7 @@ export interface DeviceWorkerInit {
   readonly deviceId: string
   /** execution provider name ('cpu', 'webgpu', ...) */
   readonly ep: string
-  /** intra-op threads for CPU-EP sessions (undefined: ORT's default) */
+  /** intra-op threads for CPU-EP sessions (undefined: the physical cores, devices/cpu-cores.ts) */
   readonly threads?: number
   readonly control: SharedArrayBuffer
   /** setup payloads in, error details out; read synchronously, never with a 'message' listener */

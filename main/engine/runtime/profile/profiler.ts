@@ -17,7 +17,7 @@
  * difference would be the machine's noise. A graph a device refuses is left out of that device's
  * profile and reported through onProgress; the solver then never places that group there.
  */
-import { ortVersion, type DeviceInfo } from '../../devices'
+import { defaultIntraOpThreads, ortVersion, type DeviceInfo } from '../../devices'
 import { graphTargetOf, type CompilableModel, type GraphTarget, type GroupKind } from '../../graph'
 import { modelShapeKey, OP_GROUP_NAMES, parseProfile, PROFILE_VERSION, weightInfoOf, type DeviceProfile, type LinkCost, type MatmulGroup, type Profile } from '../../plan'
 import { DeviceHost } from '../hetero/device-host'
@@ -88,7 +88,7 @@ export const PROFILER_VERSION = 3
 /** The keys a profile of `model` on `devices` is cached under. */
 export function profileCacheKeys(model: CompilableModel, devices: readonly DeviceInfo[], options: Pick<ProfileOptions, 'threads' | 'int8Activations'> = {}): ProfileCacheKeys {
   const ready = devices.filter((d) => d.status === 'ready').sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
-  const deviceKey = `profiler ${PROFILER_VERSION}; onnxruntime ${ortVersion()}; threads ${options.threads ?? 'default'}; ${ready.map((d) => `${d.id}=${d.ep} (${d.name})`).join(', ')}`
+  const deviceKey = `profiler ${PROFILER_VERSION}; onnxruntime ${ortVersion()}; threads ${options.threads ?? defaultIntraOpThreads() ?? 'default'}; ${ready.map((d) => `${d.id}=${d.ep} (${d.name})`).join(', ')}`
   const w = weightInfoOf(model.weights)
   const weights = w.quantized ? `q${w.bitsPerWeight}${options.int8Activations === false ? '' : ' int8-act'}` : 'f32'
   return { deviceKey, shapeKey: `${modelShapeKey(model.config)} weights=${weights}` }

@@ -29,7 +29,7 @@ export interface CompileInfo {
 /** Where and how to open the graph. */
 export interface CachedGraphOptions {
   readonly cacheDir?: string
-  /** intra-op threads (undefined: ORT default, all cores) */
+  /** intra-op threads (undefined: the physical cores, devices/cpu-cores.ts) */
   readonly threads?: number
   readonly graph: GraphOptions
   /** ORT session config entries (experiments, e.g. "session.disable_prepacking": "1") */

@@ -1,6 +1,6 @@
 /**
  * @file electron-vite build for the top-level main/, preload/, renderer/ layout (toolchain notes G2).
- * Output: out/main/index.js (ESM), out/main/model-worker.js, out/main/device-worker.js, out/main/search-worker.js and out/main/probe-child.js, out/preload/index.cjs (CommonJS,
+ * Output: out/main/index.js (ESM), out/main/model-worker.js, out/main/device-worker.js, out/main/search-worker.js, out/main/header-worker.js and out/main/probe-child.js, out/preload/index.cjs (CommonJS,
  * because a sandboxed preload cannot be an ES module), out/renderer/index.html + assets.
  */
 import { resolve } from 'node:path'
@@ -19,7 +19,8 @@ const mainEntries: Record<string, string> = {
   'model-worker': resolve(root, 'main/engine/runtime/model-worker/model-worker.ts'),
   'device-worker': resolve(root, 'main/engine/runtime/hetero/device-worker.ts'),
   'probe-child': resolve(root, 'main/engine/devices/probe-child.ts'),
-  'search-worker': resolve(root, 'main/store/search-worker.ts')
+  'search-worker': resolve(root, 'main/store/search-worker.ts'),
+  'header-worker': resolve(root, 'main/engine/runtime/header-reader/header-worker.ts')
 }
 
 export default defineConfig({

@@ -24,11 +24,12 @@ const ENGINE_LAYERS = ['model', 'graph', 'devices', 'plan', 'runtime']
  * alone, hetero builds on session, profile on hetero, model-worker on session and hetero.
  */
 const RUNTIME_FOLDERS = {
-  generation: ['session', 'hetero', 'profile', 'model-worker'],
-  session: ['generation', 'hetero', 'profile', 'model-worker'],
-  hetero: ['generation', 'profile', 'model-worker'],
-  profile: ['generation', 'model-worker'],
-  'model-worker': ['generation', 'profile']
+  generation: ['session', 'hetero', 'profile', 'model-worker', 'header-reader'],
+  session: ['generation', 'hetero', 'profile', 'model-worker', 'header-reader'],
+  hetero: ['generation', 'profile', 'model-worker', 'header-reader'],
+  profile: ['generation', 'model-worker', 'header-reader'],
+  'model-worker': ['generation', 'profile', 'header-reader'],
+  'header-reader': ['generation', 'session', 'hetero', 'profile', 'model-worker']
 }
 
 /** Top-level folders of main/ outside the engine. */

@@ -117,7 +117,7 @@ export function createApp(options: AppOptions = {}): App {
       dispatch: createDispatch(handlers),
       dispose: () => {
         usage.stop()
-        disposed ??= Promise.all([chat.dispose(), devices.dispose(), searcher.dispose()])
+        disposed ??= Promise.all([chat.dispose(), devices.dispose(), searcher.dispose(), models.dispose()])
           .then(() => undefined)
           .finally(() => {
             try {

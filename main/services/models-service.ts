@@ -1,7 +1,8 @@
 /**
  * @file The models the user can chat with: the built-in folders plus the ones added in Settings, scanned
- * for model files, each described by opening its headers only (`loadModel(..., { weights: false })`, whose
- * reads are bounded and refuse anything but regular files). A broken file is listed with `problem` set; a
+ * for model files, each described by opening its headers only (`loadModel(..., { weights: false })` in a
+ * worker thread, HeaderReader: its reads are bounded and refuse anything but regular files, and its parsing of
+ * a large header or tokenizer never holds up this thread). A broken file is listed with `problem` set; a
  * missing folder is listed with `exists: false`, an unreadable one with its `problem`.
  *
  * Scanning walks every folder (with `/` added, about a second), so it runs on demand — the models list
@@ -13,7 +14,7 @@
  * about the one model in use.
  */
 import { basename, isAbsolute, resolve } from 'node:path'
-import { loadModel, type ModelConfig } from '../engine'
+import { HeaderReader, type ModelConfig } from '../engine'
 import type { ModelEntry, ModelFolder } from '../../preload/api'
 import { ApiError, errorMessage, invalid } from './errors'
 import { modelFileTotals, scanModelFolder, type ModelCandidate } from './model-scan'
@@ -73,10 +74,18 @@ export class ModelsService {
   private running: { readonly foldersKey: string; readonly scan: Promise<Scan> } | null = null
   private scans = 0
 
+  /** headers are parsed by a worker thread: a large one must not stall the calls and streams on this one */
+  private readonly headers = new HeaderReader()
+
   constructor(
     private readonly settings: SettingsService,
     private readonly builtInDirs: readonly string[]
   ) {}
+
+  /** Ends the header worker. */
+  dispose(): Promise<void> {
+    return this.headers.dispose()
+  }
 
   /** Built-in folders first, then the user's, each with whether it exists right now and its problem at the last scan. */
   folders(): ModelFolder[] {
@@ -221,17 +230,17 @@ export class ModelsService {
     let entry: ModelEntry
     let header: Described['header'] = null
     try {
-      const m = await loadModel(c.path, { weights: false })
+      const m = await this.headers.read(c.path)
       entry = {
         ...base,
         architecture: m.config.architecture,
         quantization: m.quantization,
         parameters: parameterCount(m.config),
         contextLength: m.config.contextLength,
-        hasChatTemplate: m.chatTemplate !== null,
+        hasChatTemplate: m.hasChatTemplate,
         problem: null
       }
-      header = { config: m.config, tensorTypes: [...m.tensorTypes] }
+      header = { config: m.config, tensorTypes: m.tensorTypes }
     } catch (err) {
       const problem = errorMessage(err)
       entry = { ...base, architecture: null, quantization: null, parameters: null, contextLength: null, hasChatTemplate: false, problem }

@@ -16,11 +16,13 @@
  *                     DAG, its out-of-order scheduler, and the timing of one session a worker can do
  *   profile/          the profiler Auto plans from: times op-group graphs and the hand-off through the same
  *                     device workers (DeviceHost), and turns run medians into the planner's group times
+ *   header-reader/    model headers (config, encodings, chat template) read by a worker thread, so listing the
+ *                     models folders never parses a large header or tokenizer on the caller's thread
  *   context.ts, usage.ts, errors.ts, worker-thread.ts   the context policy, the live per-device busy board,
  *                     the runtime's errors, and how worker entries start from source or built
  *
  * Layers inside: generation and session import nothing of the others; hetero may use session (the KV cache,
- * the graph cache); profile uses hetero; model-worker uses session and hetero; text-model uses model-worker
+ * the graph cache); profile uses hetero; model-worker uses session and hetero; header-reader stands alone; text-model uses model-worker
  * and generation (enforced in eslint.config.js).
  */
 export { TextModel, type ChatMessage, type OpenModelOptions } from './text-model'
@@ -61,3 +63,5 @@ export { resolveContext, DEFAULT_MAX_CONTEXT, MAX_ROPE_TABLE_POSITIONS } from '.
 export { UsageBoard, usageDelta, type DeviceUsage } from './usage'
 export { ContextOverflowError, ForwardCancelledError, InvalidLogitsError, WorkerExitedError, ProtocolError } from './errors'
 export { startWorkerThread, workerEntryUrl } from './worker-thread'
+export { HeaderReader, HeaderReadError, HEADER_READ_LIMIT_MS } from './header-reader/header-reader'
+export type { ModelFacts } from './header-reader/protocol'

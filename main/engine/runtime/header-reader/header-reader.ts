@@ -1,0 +1,94 @@
+/**
+ * @file HeaderReader: model headers read by a worker thread (header-worker.ts), as promises. Listing models
+ * opens every header and tokenizer in the models folders; parsing a large one takes seconds of CPU, which on
+ * the main thread would stall every call and reply stream. The worker starts on the first read and again
+ * after it dies; a read that takes longer than HEADER_READ_LIMIT_MS (a file on a hung network share) ends
+ * the worker and fails, so the listing goes on with the model marked unreadable.
+ */
+import type { Worker } from 'node:worker_threads'
+import { startWorkerThread, workerEntryUrl } from '../worker-thread'
+import { readResponse, type HeaderRequest, type ModelFacts } from './protocol'
+
+/** Longest a header read may take: far above any real header (the largest parse in seconds), so only a stuck read hits it. */
+export const HEADER_READ_LIMIT_MS = 60_000
+
+/** A header that could not be read: the loader's message, or the worker's failure. */
+export class HeaderReadError extends Error {
+  override readonly name = 'HeaderReadError'
+}
+
+interface Pending {
+  resolve(facts: ModelFacts): void
+  reject(err: Error): void
+  readonly timer: ReturnType<typeof setTimeout>
+}
+
+/** Reads model headers off the main thread, one at a time, in request order. */
+export class HeaderReader {
+  private worker: Worker | null = null
+  private readonly pending = new Map<number, Pending>()
+  private nextId = 0
+  private disposed = false
+
+  constructor(private readonly limitMs = HEADER_READ_LIMIT_MS) {}
+
+  /** The header facts of the model at `path`; rejects with HeaderReadError carrying the loader's message. */
+  read(path: string): Promise<ModelFacts> {
+    if (this.disposed) return Promise.reject(new HeaderReadError('the header reader is closed'))
+    const worker = this.worker ?? this.start()
+    const id = this.nextId++
+    // referenced while a read is pending (a script awaiting it must not exit first), not while idle
+    worker.ref()
+    return new Promise<ModelFacts>((resolve, reject) => {
+      const timer = setTimeout(() => this.fail(`reading the header of ${path} took longer than ${this.limitMs / 1000} s`), this.limitMs).unref()
+      this.pending.set(id, { resolve, reject, timer })
+      const request: HeaderRequest = { id, path }
+      worker.postMessage(request)
+    })
+  }
+
+  /** Fails what is pending and ends the worker. Idempotent. */
+  async dispose(): Promise<void> {
+    this.disposed = true
+    const worker = this.worker
+    this.fail('the header reader is closed')
+    await worker?.terminate()
+  }
+
+  private start(): Worker {
+    const worker = startWorkerThread(workerEntryUrl(import.meta.url, 'header-worker'), null)
+    worker.on('message', (message: unknown) => {
+      let response
+      try {
+        response = readResponse(message)
+      } catch (err) {
+        return this.fail(`the header worker sent a bad message: ${err instanceof Error ? err.message : String(err)}`)
+      }
+      const p = this.pending.get(response.id)
+      if (p === undefined) return
+      this.pending.delete(response.id)
+      clearTimeout(p.timer)
+      if (this.pending.size === 0) worker.unref()
+      if ('error' in response) p.reject(new HeaderReadError(response.error))
+      else p.resolve(response.facts)
+    })
+    worker.on('error', (err) => this.fail(`the header worker failed: ${err.message}`))
+    worker.on('exit', () => {
+      if (this.worker === worker) this.fail('the header worker stopped')
+    })
+    this.worker = worker
+    return worker
+  }
+
+  /** Rejects every pending read with `message` and drops the worker (the next read starts a new one). */
+  private fail(message: string): void {
+    const worker = this.worker
+    this.worker = null
+    for (const p of this.pending.values()) {
+      clearTimeout(p.timer)
+      p.reject(new HeaderReadError(message))
+    }
+    this.pending.clear()
+    void worker?.terminate()
+  }
+}

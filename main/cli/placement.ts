@@ -22,6 +22,7 @@ import {
   type PresetId,
   type WeightInfo
 } from '../engine'
+import { errorCode } from '../common/error-code'
 
 /** Largest placement file read (bytes): a placement for a 1000-layer model with every override is far below. */
 export const MAX_PLACEMENT_FILE_BYTES = 1 << 20
@@ -55,8 +56,7 @@ export async function readPlacementFile(path: string): Promise<unknown> {
   try {
     handle = await open(path, 'r')
   } catch (e) {
-    const code = e instanceof Error && 'code' in e ? e.code : undefined
-    if (code === 'ENOENT') throw new Error(`placement file ${path} not found (and "${path}" is not a preset: ${PRESET_IDS.join(', ')})`)
+    if (errorCode(e) === 'ENOENT') throw new Error(`placement file ${path} not found (and "${path}" is not a preset: ${PRESET_IDS.join(', ')})`)
     throw new Error(`cannot read placement file ${path}: ${e instanceof Error ? e.message : String(e)}`)
   }
   let text: string

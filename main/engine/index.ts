@@ -3,6 +3,7 @@
  */
 export {
   loadModel,
+  readFileCapped,
   readTextCapped,
   readWeights,
   ModelFormatError,

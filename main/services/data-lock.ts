@@ -21,10 +21,12 @@
  * refusing to start would also hide the user's conversations.
  */
 import { randomBytes } from 'node:crypto'
-import { closeSync, constants, fstatSync, linkSync, openSync, readFileSync, readSync, realpathSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
+import { linkSync, readFileSync, realpathSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
-import { isRecord } from '../common/reader'
+import { failWith, FieldReader } from '../common/reader'
+import { errorCode } from '../common/error-code'
+import { readFileCapped } from '../engine'
 
 /** The lock's file name inside the data folder. */
 export const LOCK_FILE_NAME = 'tandem.lock'
@@ -100,11 +102,6 @@ function processStartOf(pid: number): string | null {
   }
 }
 
-/** A Node system error's code ('ENOENT', …), if it has one. */
-function errorCode(err: unknown): unknown {
-  return err instanceof Error && 'code' in err ? err.code : undefined
-}
-
 /** Whether a process with this pid runs now (EPERM: it runs, as another user). */
 function pidAlive(pid: number): boolean {
   try {
@@ -118,45 +115,36 @@ function pidAlive(pid: number): boolean {
 /** What is at the lock's path: its bytes, nothing, or something that is not a lock file. */
 type LockFileState = Buffer | 'missing' | 'not-a-lock'
 
-/** Reads the lock file (bounded; opened non-blocking and checked after opening, so a FIFO cannot hang us). */
+/** Reads the lock file with the one bounded reader (non-blocking open, regular files only), so a FIFO cannot hang us. */
 function readLockFile(file: string): LockFileState {
-  let fd: number
   try {
-    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0))
+    return readFileCapped(file, MAX_LOCK_FILE_BYTES, 'lock file')
   } catch (err) {
-    return errorCode(err) === 'ENOENT' ? 'missing' : 'not-a-lock'
-  }
-  try {
-    const stat = fstatSync(fd)
-    if (!stat.isFile() || stat.size > MAX_LOCK_FILE_BYTES) return 'not-a-lock'
-    const buffer = Buffer.alloc(MAX_LOCK_FILE_BYTES + 1)
-    let length = 0
-    for (;;) {
-      const n = readSync(fd, buffer, length, buffer.length - length, null)
-      if (n === 0) break
-      length += n
-      if (length > MAX_LOCK_FILE_BYTES) return 'not-a-lock'
-    }
-    return buffer.subarray(0, length)
-  } finally {
-    closeSync(fd)
+    return err instanceof Error && errorCode(err.cause) === 'ENOENT' ? 'missing' : 'not-a-lock'
   }
 }
 
+/** A lock file's content that is not a lock we wrote. */
+class NotALockError extends Error {}
+
+const notALock = failWith((message) => new NotALockError(message))
+
 /** The holder a lock file names, or null when its content is not a lock we wrote. */
 function parseHolder(bytes: Buffer): LockHolder | null {
-  let value: unknown
   try {
-    value = JSON.parse(bytes.toString('utf8'))
-  } catch {
-    return null
+    const r = new FieldReader(notALock, 'lock', JSON.parse(bytes.toString('utf8')))
+    return {
+      pid: r.int('pid', 1, Number.MAX_SAFE_INTEGER),
+      host: r.text('host', MAX_LOCK_FILE_BYTES),
+      startedAt: r.text('startedAt', MAX_LOCK_FILE_BYTES),
+      command: r.text('command', MAX_LOCK_FILE_BYTES),
+      processStart: r.textOrNull('processStart', MAX_LOCK_FILE_BYTES),
+      nonce: r.text('nonce', MAX_LOCK_FILE_BYTES)
+    }
+  } catch (err) {
+    if (err instanceof SyntaxError || err instanceof NotALockError) return null
+    throw err
   }
-  if (!isRecord(value)) return null
-  const { pid, host, startedAt, command, processStart, nonce } = value
-  if (typeof pid !== 'number' || !Number.isSafeInteger(pid) || pid <= 0) return null
-  if (typeof host !== 'string' || typeof startedAt !== 'string' || typeof command !== 'string' || typeof nonce !== 'string') return null
-  if (processStart !== null && typeof processStart !== 'string') return null
-  return { pid, host, startedAt, command, processStart, nonce }
 }
 
 /** Whether the holder still uses the folder; what cannot be checked (another host) counts as held. */

@@ -6,6 +6,7 @@ import { ContextOverflowError, InvalidLogitsError, ModelFormatError } from '../e
 import { StoreDataError, StoreNotFoundError } from '../store'
 import type { ApiErrorShape } from '../../preload/api'
 import { failWith, type Fail } from '../common/reader'
+import { errorCode } from '../common/error-code'
 
 /** Every error name that crosses the boundary. */
 export type ApiErrorName =
@@ -92,7 +93,8 @@ const DISK_FULL_CODES: ReadonlySet<string> = new Set(['SQLITE_FULL', 'ENOSPC', '
 /** Whether `err` says the disk is full. */
 export function isDiskFull(err: unknown): boolean {
   if (!(err instanceof Error)) return false
-  if ('code' in err && typeof err.code === 'string' && DISK_FULL_CODES.has(err.code)) return true
+  const code = errorCode(err)
+  if (code !== undefined && DISK_FULL_CODES.has(code)) return true
   return /^(ENOSPC|EDQUOT):/.test(err.message)
 }
 
@@ -106,5 +108,6 @@ const CORRUPT_CODES: ReadonlySet<string> = new Set(['SQLITE_CORRUPT', 'SQLITE_CO
 
 /** Whether `err` is SQLite reporting damage in the file. */
 function isCorrupt(err: unknown): boolean {
-  return err instanceof Error && 'code' in err && typeof err.code === 'string' && CORRUPT_CODES.has(err.code)
+  const code = errorCode(err)
+  return code !== undefined && CORRUPT_CODES.has(code)
 }

@@ -15,6 +15,7 @@
 import { lstat, readdir, realpath, stat } from 'node:fs/promises'
 import type { Stats } from 'node:fs'
 import { join, sep } from 'node:path'
+import { errorCode } from '../common/error-code'
 
 /** How deep below a models folder we look: folder/org/model/file is depth 3. */
 export const MAX_SCAN_DEPTH = 4
@@ -96,9 +97,6 @@ function insideOf(root: string): (real: string) => boolean {
   return (real) => real === root || real.startsWith(prefix)
 }
 
-function errorCode(e: unknown): string {
-  return e instanceof Error && 'code' in e && typeof e.code === 'string' ? e.code : String(e)
-}
 
 /** Every model under `folder` (which may be a model folder itself), in path order, and the folder's problem if any. */
 export async function scanModelFolder(folder: string): Promise<FolderScan> {
@@ -106,7 +104,7 @@ export async function scanModelFolder(folder: string): Promise<FolderScan> {
   try {
     root = await realpath(folder)
   } catch (e) {
-    return { candidates: [], problem: `The folder cannot be read (${errorCode(e)}).` }
+    return { candidates: [], problem: `The folder cannot be read (${errorCode(e) ?? String(e)}).` }
   }
   const inside = insideOf(root)
   const found: ModelCandidate[] = []
@@ -137,7 +135,7 @@ export async function scanModelFolder(folder: string): Promise<FolderScan> {
     try {
       names = (await readdir(dir)).sort()
     } catch (e) {
-      if (depth === 0) problem = `The folder cannot be read (${errorCode(e)}).`
+      if (depth === 0) problem = `The folder cannot be read (${errorCode(e) ?? String(e)}).`
       return // an unreadable (permissions) or vanished subfolder: nothing to list
     }
     const files: FileInfo[] = []

@@ -4,6 +4,7 @@
  */
 import { closeSync, openSync, readSync, statSync } from 'node:fs'
 import Database from 'better-sqlite3'
+import { errorCode } from '../common/error-code'
 import { StoreOpenError, StoreSchemaTooNewError } from './errors'
 import { checkMigrations, MIGRATIONS, type Migration } from './migrations'
 
@@ -53,8 +54,9 @@ export function openDatabase(file: string, migrations: readonly Migration[] = MI
   } catch (err) {
     db.close()
     if (err instanceof StoreOpenError) throw err
-    if (isSqliteError(err) && NOT_A_DATABASE_CODES.has(err.code)) {
-      throw new StoreOpenError(file, `not a SQLite database (${err.code}: ${err.message})`, { cause: err })
+    const code = errorCode(err)
+    if (code !== undefined && NOT_A_DATABASE_CODES.has(code)) {
+      throw new StoreOpenError(file, `not a SQLite database (${code}: ${errorText(err)})`, { cause: err })
     }
     throw new StoreOpenError(file, `cannot open: ${errorText(err)}`, { cause: err })
   }
@@ -134,11 +136,6 @@ function migrate(db: Db, file: string, migrations: readonly Migration[]): void {
       throw new StoreOpenError(file, `migration ${m.version} (${m.name}) failed: ${errorText(err)}`, { cause: err })
     }
   }
-}
-
-/** An error from SQLite carries its result code name (`SQLITE_NOTADB`, ...). */
-function isSqliteError(err: unknown): err is Error & { code: string } {
-  return err instanceof Error && 'code' in err && typeof err.code === 'string'
 }
 
 function errorText(err: unknown): string {

@@ -13,6 +13,7 @@ import { isRecord } from '../common/reader'
 import { RowReader } from './rows'
 import { statsFromJson, statsToJson } from './stats'
 import { MESSAGE_ROLES, MESSAGE_STATUSES, type Message, type MessagePatch, type NewMessage, type StoreOptions } from './types'
+import { errorCode } from '../common/error-code'
 
 /** The error text of a message whose row could not be read (shown in its place, status 'error', no content). */
 export const DAMAGED_MESSAGE_ERROR = 'This message is damaged and could not be read.'
@@ -226,5 +227,5 @@ function toMessage(row: unknown): Message {
 
 /** An error raised by SQLite (SQLITE_CORRUPT and the like) rather than by our own checks. */
 function isSqliteError(err: unknown): boolean {
-  return err instanceof Error && 'code' in err && typeof err.code === 'string' && err.code.startsWith('SQLITE_')
+  return errorCode(err)?.startsWith('SQLITE_') === true
 }

@@ -7,8 +7,9 @@ export class ModelFormatError extends Error {
     readonly file: string,
     readonly detail: string,
     /** byte offset where the problem was found, when it is about a position in the file */
-    readonly offset?: number
+    readonly offset?: number,
+    options?: ErrorOptions
   ) {
-    super(`${file}: ${detail}${offset === undefined ? '' : ` (at byte ${offset})`}`)
+    super(`${file}: ${detail}${offset === undefined ? '' : ` (at byte ${offset})`}`, options)
   }
 }

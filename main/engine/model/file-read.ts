@@ -12,6 +12,7 @@ import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 
 import { open, type FileHandle } from 'node:fs/promises'
 import { constants as bufferConstants } from 'node:buffer'
 import { ModelFormatError } from './errors'
+import { errorCode } from '../../common/error-code'
 
 /** Largest file read into memory (one ArrayBuffer): the upper bound for any cap. */
 export const MAX_MODEL_FILE_BYTES = bufferConstants.MAX_LENGTH
@@ -55,8 +56,8 @@ export function formatLimit(n: number): string {
 
 /** The ModelFormatError for a failed open (not found, permissions, too many links…). */
 function openError(path: string, what: string, e: unknown): ModelFormatError {
-  const code = e instanceof Error && 'code' in e ? e.code : undefined
-  return new ModelFormatError(path, code === 'ENOENT' ? 'file not found' : `the ${what} could not be opened (${String(code ?? e)})`)
+  const code = errorCode(e)
+  return new ModelFormatError(path, code === 'ENOENT' ? 'file not found' : `the ${what} could not be opened (${code ?? String(e)})`, undefined, { cause: e })
 }
 
 /** openRegularFile for async readers: a FileHandle (the caller closes it) and the fstat of what it opened. */

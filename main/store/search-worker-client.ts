@@ -4,6 +4,7 @@
  * its connection and ends it.
  */
 import type { Worker } from 'node:worker_threads'
+import { PendingRequests } from '../common/pending-requests'
 import { readResponse, type SearchRequest, type SearchWorkerData } from './search-protocol'
 import type { SearchHit } from './types'
 
@@ -25,16 +26,10 @@ export class SearchWorkerError extends Error {
 /** How long dispose() lets the worker close its connection before ending it (a safety stop, not a timing). */
 const CLOSE_GRACE_MS = 5000
 
-interface Pending {
-  resolve(hits: SearchHit[]): void
-  reject(err: Error): void
-}
-
 /** Searches the database at `file` off the main thread. */
 export class SearchWorker {
   private worker: Worker | null = null
-  private readonly pending = new Map<number, Pending>()
-  private nextId = 0
+  private readonly pending = new PendingRequests<SearchHit[]>()
   private disposed = false
 
   constructor(
@@ -46,12 +41,10 @@ export class SearchWorker {
   search(query: string, limit: number): Promise<SearchHit[]> {
     if (this.disposed) return Promise.reject(new SearchWorkerError('search is closed'))
     const worker = this.worker ?? this.start()
-    const id = this.nextId++
-    return new Promise<SearchHit[]>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject })
-      const request: SearchRequest = { type: 'search', id, query, limit }
-      worker.postMessage(request)
-    })
+    const { id, answer } = this.pending.add()
+    const request: SearchRequest = { type: 'search', id, query, limit }
+    worker.postMessage(request)
+    return answer
   }
 
   /** Fails what is pending, closes the worker's connection and ends the worker. Idempotent. */
@@ -59,7 +52,7 @@ export class SearchWorker {
     this.disposed = true
     const worker = this.worker
     this.worker = null
-    this.failAll(new SearchWorkerError('search is closed'))
+    this.pending.rejectAll(new SearchWorkerError('search is closed'))
     if (worker === null) return
     const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
     const close: SearchRequest = { type: 'close' }
@@ -81,11 +74,8 @@ export class SearchWorker {
         this.crashed(worker, err instanceof Error ? err : new Error(String(err)))
         return
       }
-      const p = this.pending.get(response.id)
-      if (p === undefined) return
-      this.pending.delete(response.id)
-      if ('error' in response) p.reject(new SearchWorkerError(response.error))
-      else p.resolve([...response.hits])
+      if ('error' in response) this.pending.reject(response.id, new SearchWorkerError(response.error))
+      else this.pending.resolve(response.id, [...response.hits])
     })
     worker.on('error', (err) => this.crashed(worker, err))
     worker.on('exit', (code) => this.crashed(worker, new SearchWorkerError(`search worker exited (code ${code})`)))
@@ -98,11 +88,6 @@ export class SearchWorker {
     if (this.worker !== worker) return
     this.worker = null
     void worker.terminate()
-    this.failAll(err instanceof SearchWorkerError ? err : new SearchWorkerError(`search worker failed: ${err.message}`))
-  }
-
-  private failAll(err: Error): void {
-    for (const p of this.pending.values()) p.reject(err)
-    this.pending.clear()
+    this.pending.rejectAll(err instanceof SearchWorkerError ? err : new SearchWorkerError(`search worker failed: ${err.message}`))
   }
 }

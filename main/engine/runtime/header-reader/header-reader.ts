@@ -6,6 +6,7 @@
  * the worker and fails, so the listing goes on with the model marked unreadable.
  */
 import type { Worker } from 'node:worker_threads'
+import { PendingRequests } from '../../../common/pending-requests'
 import { startWorkerThread, workerEntryUrl } from '../worker-thread'
 import { readResponse, type HeaderRequest, type ModelFacts } from './protocol'
 
@@ -17,17 +18,10 @@ export class HeaderReadError extends Error {
   override readonly name = 'HeaderReadError'
 }
 
-interface Pending {
-  resolve(facts: ModelFacts): void
-  reject(err: Error): void
-  readonly timer: ReturnType<typeof setTimeout>
-}
-
 /** Reads model headers off the main thread, one at a time, in request order. */
 export class HeaderReader {
   private worker: Worker | null = null
-  private readonly pending = new Map<number, Pending>()
-  private nextId = 0
+  private readonly pending = new PendingRequests<ModelFacts>()
   private disposed = false
 
   constructor(private readonly limitMs = HEADER_READ_LIMIT_MS) {}
@@ -36,15 +30,13 @@ export class HeaderReader {
   read(path: string): Promise<ModelFacts> {
     if (this.disposed) return Promise.reject(new HeaderReadError('the header reader is closed'))
     const worker = this.worker ?? this.start()
-    const id = this.nextId++
     // referenced while a read is pending (a script awaiting it must not exit first), not while idle
     worker.ref()
-    return new Promise<ModelFacts>((resolve, reject) => {
-      const timer = setTimeout(() => this.fail(`reading the header of ${path} took longer than ${this.limitMs / 1000} s`), this.limitMs).unref()
-      this.pending.set(id, { resolve, reject, timer })
-      const request: HeaderRequest = { id, path }
-      worker.postMessage(request)
-    })
+    const timer = setTimeout(() => this.fail(`reading the header of ${path} took longer than ${this.limitMs / 1000} s`), this.limitMs).unref()
+    const { id, answer } = this.pending.add(() => clearTimeout(timer))
+    const request: HeaderRequest = { id, path }
+    worker.postMessage(request)
+    return answer
   }
 
   /** Fails what is pending and ends the worker. Idempotent. */
@@ -64,13 +56,9 @@ export class HeaderReader {
       } catch (err) {
         return this.fail(`the header worker sent a bad message: ${err instanceof Error ? err.message : String(err)}`)
       }
-      const p = this.pending.get(response.id)
-      if (p === undefined) return
-      this.pending.delete(response.id)
-      clearTimeout(p.timer)
+      if ('error' in response) this.pending.reject(response.id, new HeaderReadError(response.error))
+      else this.pending.resolve(response.id, response.facts)
       if (this.pending.size === 0) worker.unref()
-      if ('error' in response) p.reject(new HeaderReadError(response.error))
-      else p.resolve(response.facts)
     })
     worker.on('error', (err) => this.fail(`the header worker failed: ${err.message}`))
     worker.on('exit', () => {
@@ -84,11 +72,7 @@ export class HeaderReader {
   private fail(message: string): void {
     const worker = this.worker
     this.worker = null
-    for (const p of this.pending.values()) {
-      clearTimeout(p.timer)
-      p.reject(new HeaderReadError(message))
-    }
-    this.pending.clear()
+    this.pending.rejectAll(new HeaderReadError(message))
     void worker?.terminate()
   }
 }

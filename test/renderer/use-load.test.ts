@@ -22,6 +22,17 @@ function start<T>(load: Load, task: () => Promise<T>, apply: (value: T) => void,
   return done
 }
 
+/** A loading hook with two runs started, the older first; each answer is settled by the test. */
+function twoRuns() {
+  const view = mount(true)
+  const older = deferred<string>()
+  const newer = deferred<string>()
+  const apply = vi.fn()
+  start(view.current, () => older.promise, apply)
+  start(view.current, () => newer.promise, apply)
+  return { view, older, newer, apply }
+}
+
 describe('useLoad', () => {
   it('starts loading only when asked, and a run clears loading and applies its value', async () => {
     expect(mount().current.loading).toBe(false)
@@ -66,24 +77,14 @@ describe('useLoad', () => {
   })
 
   it('drops an older answer that arrives after a newer one', async () => {
-    const view = mount(true)
-    const older = deferred<string>()
-    const newer = deferred<string>()
-    const apply = vi.fn()
-    start(view.current, () => older.promise, apply)
-    start(view.current, () => newer.promise, apply)
+    const { older, newer, apply } = twoRuns()
     await settle(() => newer.resolve('newer'))
     await settle(() => older.resolve('older'))
     expect(apply.mock.calls).toEqual([['newer']])
   })
 
   it('drops an older answer that arrives first: still loading until the newest settles', async () => {
-    const view = mount(true)
-    const older = deferred<string>()
-    const newer = deferred<string>()
-    const apply = vi.fn()
-    start(view.current, () => older.promise, apply)
-    start(view.current, () => newer.promise, apply)
+    const { view, older, newer, apply } = twoRuns()
     await settle(() => older.resolve('older'))
     expect(apply).not.toHaveBeenCalled()
     expect(view.current.loading).toBe(true)

@@ -70,4 +70,4 @@ export { checkGraphCacheWritable } from './graph'
 export { chooseEngine, profileCacheKeys, profileDevices, type EngineChoice, type ProfileCacheKeys, type ProfileOptions } from './runtime'
 /** How worker entries start from source or built; the store's search worker starts the same way. */
 export { startWorkerThread, workerEntryUrl } from './runtime'
-export { HeaderReader, HeaderReadError, HEADER_READ_LIMIT_MS, type ModelFacts } from './runtime'
+export { HeaderReader, HeaderReadError, HeaderWorkerError, HEADER_READ_LIMIT_MS, type ModelFacts } from './runtime'

@@ -14,7 +14,7 @@
  * about the one model in use.
  */
 import { basename, isAbsolute, resolve } from 'node:path'
-import { HeaderReader, type ModelConfig } from '../engine'
+import { HeaderReader, HeaderWorkerError, type ModelConfig } from '../engine'
 import type { ModelEntry, ModelFolder } from '../../preload/api'
 import { ApiError, errorMessage, invalid } from './errors'
 import { modelFileTotals, scanModelFolder, type ModelCandidate } from './model-scan'
@@ -244,6 +244,8 @@ export class ModelsService {
     } catch (err) {
       const problem = errorMessage(err)
       entry = { ...base, architecture: null, quantization: null, parameters: null, contextLength: null, hasChatTemplate: false, problem }
+      // the reader failed, not the file (a stuck read, shutdown): listed as such now, read again next scan
+      if (err instanceof HeaderWorkerError) return entry
     }
     this.described.set(c.path, { key, entry, header })
     return entry

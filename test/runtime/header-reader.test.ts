@@ -6,7 +6,7 @@
 import { cpSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { HeaderReader, HeaderReadError, loadModel } from '../../main/engine'
+import { HeaderReader, HeaderReadError, HeaderWorkerError, loadModel } from '../../main/engine'
 import { turnsWhile } from '../helpers/event-loop'
 import { sharedModel, tempDir } from '../helpers/paths'
 
@@ -42,6 +42,19 @@ describe('HeaderReader', () => {
     expect(expected).not.toBeNull()
     await expect(reader.read(broken)).rejects.toThrow(new HeaderReadError(expected ?? ''))
     expect((await reader.read(sharedModel('stories260K/stories260K.gguf'))).config.nLayers).toBeGreaterThan(0)
+  })
+
+  it('fails a read over its time limit as the reader\'s failure (HeaderWorkerError), not the file\'s', async () => {
+    // a limit of 0 ms expires before a new worker thread can even start, let alone answer
+    const impatient = new HeaderReader(0)
+    try {
+      const path = sharedModel('stories260K/stories260K.gguf')
+      const late = impatient.read(path)
+      await expect(late).rejects.toBeInstanceOf(HeaderWorkerError)
+      await expect(late).rejects.toThrow(/took longer than 0 s/)
+    } finally {
+      await impatient.dispose()
+    }
   })
 
   it('keeps this thread turning while it parses a large tokenizer', async () => {

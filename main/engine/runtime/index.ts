@@ -63,5 +63,5 @@ export { resolveContext, DEFAULT_MAX_CONTEXT, MAX_ROPE_TABLE_POSITIONS } from '.
 export { UsageBoard, usageDelta, type DeviceUsage } from './usage'
 export { ContextOverflowError, ForwardCancelledError, InvalidLogitsError, WorkerExitedError, ProtocolError } from './errors'
 export { startWorkerThread, workerEntryUrl } from './worker-thread'
-export { HeaderReader, HeaderReadError, HEADER_READ_LIMIT_MS } from './header-reader/header-reader'
+export { HeaderReader, HeaderReadError, HeaderWorkerError, HEADER_READ_LIMIT_MS } from './header-reader/header-reader'
 export type { ModelFacts } from './header-reader/protocol'

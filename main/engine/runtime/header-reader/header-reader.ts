@@ -13,9 +13,14 @@ import { readResponse, type HeaderRequest, type ModelFacts } from './protocol'
 /** Longest a header read may take: far above any real header (the largest parse in seconds), so only a stuck read hits it. */
 export const HEADER_READ_LIMIT_MS = 60_000
 
-/** A header that could not be read: the loader's message, or the worker's failure. */
+/** A header the loader could not read: its message (a fact about the file). */
 export class HeaderReadError extends Error {
   override readonly name = 'HeaderReadError'
+}
+
+/** A read that failed for the reader's sake, not the file's: the worker died, hit the time limit, or was closed. */
+export class HeaderWorkerError extends Error {
+  override readonly name = 'HeaderWorkerError'
 }
 
 /** Reads model headers off the main thread, one at a time, in request order. */
@@ -26,9 +31,9 @@ export class HeaderReader {
 
   constructor(private readonly limitMs = HEADER_READ_LIMIT_MS) {}
 
-  /** The header facts of the model at `path`; rejects with HeaderReadError carrying the loader's message. */
+  /** The header facts of the model at `path`; rejects with HeaderReadError carrying the loader's message, or HeaderWorkerError. */
   read(path: string): Promise<ModelFacts> {
-    if (this.disposed) return Promise.reject(new HeaderReadError('the header reader is closed'))
+    if (this.disposed) return Promise.reject(new HeaderWorkerError('the header reader is closed'))
     const worker = this.worker ?? this.start()
     // referenced while a read is pending (a script awaiting it must not exit first), not while idle
     worker.ref()
@@ -72,7 +77,7 @@ export class HeaderReader {
   private fail(message: string): void {
     const worker = this.worker
     this.worker = null
-    this.pending.rejectAll(new HeaderReadError(message))
+    this.pending.rejectAll(new HeaderWorkerError(message))
     void worker?.terminate()
   }
 }

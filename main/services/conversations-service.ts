@@ -44,8 +44,8 @@ export class ConversationsService {
   constructor(
     private readonly store: Pick<Store, 'conversations' | 'messages'>,
     private readonly settings: SettingsService,
-    /** answers searches off the main thread; without it they run on the store's connection */
-    private readonly searcher?: Pick<SearchWorker, 'search'>
+    /** answers searches off the main thread (its own connection), so a long search never holds up this one */
+    private readonly searcher: Pick<SearchWorker, 'search'>
   ) {}
 
   /** Conversations not deleted, most recently updated first. */
@@ -112,7 +112,7 @@ export class ConversationsService {
 
   /** Full-text search over titles and messages; snippets as plain text. */
   async search(query: string): Promise<SearchHit[]> {
-    const hits = this.searcher === undefined ? this.store.conversations.search(query, SEARCH_LIMIT) : await this.searcher.search(query, SEARCH_LIMIT)
+    const hits = await this.searcher.search(query, SEARCH_LIMIT)
     return hits.map((h) => ({
       conversationId: h.conversationId,
       title: h.title,

@@ -1,7 +1,7 @@
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { graphCacheKey, modelContentHash, modelOpGroups, resolveGraphCacheDir, segmentCacheKey, segmentSpec, wholeModelSegment, writeGraphAtomic, cachedGraphExists, cachedGraphPath } from '../../main/engine/graph'
+import { graphCacheKey, modelContentHash, modelFingerprint, modelOpGroups, resolveGraphCacheDir, segmentCacheKey, segmentSpec, wholeModelSegment, writeGraphAtomic, cachedGraphExists, cachedGraphPath } from '../../main/engine/graph'
 import { tempDir } from '../helpers/paths'
 import { randomModel } from './random-model'
 
@@ -21,12 +21,28 @@ describe('graph cache key', () => {
     w.bytes[100] ^= 1
     expect(graphCacheKey(a, OPTIONS)).not.toBe(key)
   })
+
+  it('samples first, middle and last rows; the full content hash sees every byte', () => {
+    const a = randomModel({ seed: 4 })
+    const fingerprint = modelFingerprint(a)
+    const content = modelContentHash(a)
+    const w = a.weights.layers[0].wGate
+    if (w.data.kind !== 'dense' || w.shape[0] < 5) throw new Error('expected a dense weight with at least 5 rows')
+    const rowBytes = w.data.bytes.byteLength / w.shape[0]
+    // row 1 is not sampled: the fingerprint keeps its value, the content hash (recorded beside each compiled graph) does not
+    w.data.bytes[rowBytes + 3] ^= 1
+    expect(modelFingerprint(a)).toBe(fingerprint)
+    expect(modelContentHash(a)).not.toBe(content)
+    // the last row is sampled
+    w.data.bytes[w.data.bytes.byteLength - 1] ^= 1
+    expect(modelFingerprint(a)).not.toBe(fingerprint)
+  })
 })
 
 describe('segment cache keys', () => {
   it('hash the model once and tell segments, row parts, targets and models apart', () => {
     const a = randomModel({ seed: 2 })
-    const hash = modelContentHash(a)
+    const hash = modelFingerprint(a)
     const all = modelOpGroups(a.config)
     const first = segmentSpec(a.config, all.slice(0, 3), all)
     const rest = segmentSpec(a.config, all.slice(3), all)
@@ -34,7 +50,7 @@ describe('segment cache keys', () => {
     expect(segmentCacheKey(hash, first, OPTIONS)).toBe(key)
     expect(segmentCacheKey(hash, rest, OPTIONS)).not.toBe(key)
     expect(segmentCacheKey(hash, first, { ...OPTIONS, target: 'webgpu' })).not.toBe(key)
-    expect(segmentCacheKey(modelContentHash(randomModel({ seed: 3 })), first, OPTIONS)).not.toBe(key)
+    expect(segmentCacheKey(modelFingerprint(randomModel({ seed: 3 })), first, OPTIONS)).not.toBe(key)
     expect(segmentCacheKey(hash, wholeModelSegment(a.config), OPTIONS)).toBe(graphCacheKey(a, OPTIONS))
   })
 })

@@ -3,7 +3,6 @@
  * seeded random llama / qwen2 models in each tensor type (weights checked against the regenerated
  * floats), including Q4_K_M's mix, tied embeddings, rope factors and header-only loads.
  */
-import { readFileSync } from 'node:fs'
 import { open, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -17,18 +16,7 @@ import { encodeTensor } from '../fixtures/quantize'
 import { writeRandomGgufModel, type RandomGgufSpec } from '../fixtures/random-gguf'
 import { deriveSeed, Rng } from '../fixtures/rng'
 import { tempDir } from '../helpers/paths'
-
-/** Bytes this process has read through read() calls so far (Linux /proc/self/io rchar), or null where there is no such file. */
-function bytesReadByProcess(): number | null {
-  let io: string
-  try {
-    io = readFileSync('/proc/self/io', 'utf8')
-  } catch {
-    return null
-  }
-  const m = /^rchar:\s*(\d+)$/m.exec(io)
-  return m === null ? null : Number(m[1])
-}
+import { bytesReadByProcess } from '../helpers/process-io'
 
 const tmp = tempDir('tandem-gguf-rt-')
 afterAll(() => tmp.dispose())

@@ -1,19 +1,23 @@
 /**
- * @file Compiled graphs on disk, keyed by content: the model's hash (sha256 over the config JSON and every
- * tensor's name, shape, encoding and bytes, streamed through the hash, never concatenated) with the
- * compiler version, the graph options, and which segment (op groups, I/O, row part) the graph computes.
- * Same model bytes -> same files, whatever path it was loaded from; the model is hashed once however
- * many segments a placement compiles.
+ * @file Compiled graphs on disk, keyed by content: the model's fingerprint (sha256 over the config JSON,
+ * every tensor's name, shape and encoding, and a sample of its bytes — its first, middle and last rows)
+ * with the compiler version, the graph options, and which segment (op groups, I/O, row part) the graph
+ * computes. Same model bytes -> same files, whatever path it was loaded from. The sample keeps a cached open
+ * cheap (a few hundred small reads, not the whole file); `modelContentHash` over every byte is the full
+ * check, recorded beside each graph when it is compiled (`graphHashPath`) for a later verification.
+ * A graph's large weights live in an external-data file beside it (`<key>.onnx.data`).
  */
 import { createHash } from 'node:crypto'
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { rmSync } from 'node:fs'
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { homedir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { GRAPH_COMPILER_VERSION, type CompilableModel } from './compile'
 import { resolveGraphOptions, type GraphOptions } from './emit-context'
+import { ExternalWeights } from './external-data'
 import { wholeModelSegment, type SegmentSpec } from './op-groups'
 import type { GroupPart } from './partition'
-import type { Tensor } from '../model'
+import { sliceRows, tensorRows, type Tensor } from '../model'
 
 /** Folder for cached graphs: explicit, else $TANDEM_CACHE_DIR, else $XDG_CACHE_HOME/tandem/graphs, else ~/.cache/tandem/graphs. */
 export function resolveGraphCacheDir(cacheDir?: string): string {
@@ -40,20 +44,48 @@ function bytesOf(a: Int8Array | Float32Array | Uint8Array): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset, a.byteLength)
 }
 
-/** Hex sha256 of a model's content: its config and every tensor (the expensive part of a cache key; compute once). */
+function encodingOf(t: Tensor): string {
+  const d = t.data
+  return d.kind === 'int8-groups' ? `int8-groups/${d.groupSize}` : `${d.kind}/${d.dtype}`
+}
+
+function updateWithData(h: ReturnType<typeof createHash>, t: Tensor): void {
+  const d = t.data
+  if (d.kind === 'int8-groups') {
+    h.update(bytesOf(d.values))
+    h.update(bytesOf(d.scales))
+  } else {
+    h.update(d.bytes)
+  }
+}
+
+/** Hex sha256 of a model's content: its config and every tensor's bytes, one tensor in memory at a time (a pass over the whole file). */
 export function modelContentHash(model: CompilableModel): string {
   const h = createHash('sha256')
   h.update(`${JSON.stringify(model.config)}\n`)
   for (const t of modelTensors(model)) {
-    const d = t.data
-    const encoding = d.kind === 'int8-groups' ? `int8-groups/${d.groupSize}` : `${d.kind}/${d.dtype}`
-    h.update(`${t.name}|${t.shape.join('x')}|${encoding}\n`)
-    if (d.kind === 'int8-groups') {
-      h.update(bytesOf(d.values))
-      h.update(bytesOf(d.scales))
-    } else {
-      h.update(d.bytes)
-    }
+    h.update(`${t.name}|${t.shape.join('x')}|${encodingOf(t)}\n`)
+    updateWithData(h, t)
+  }
+  return h.digest('hex')
+}
+
+/**
+ * Hex sha256 of a model's config, every tensor's name, shape and encoding, and its first, middle and last
+ * rows (a tensor still in its file reads only those; a 1-D tensor is read whole), the same whether the
+ * model is in memory or in its file. What the graph cache is
+ * keyed by: a few hundred small reads instead of the whole file, and any re-export, fine-tune or other
+ * quantization changes the sampled rows. A change the sample misses is what `modelContentHash` is for.
+ */
+export function modelFingerprint(model: CompilableModel): string {
+  const h = createHash('sha256')
+  h.update(`fingerprint-1\n${JSON.stringify(model.config)}\n`)
+  for (const t of modelTensors(model)) {
+    h.update(`${t.name}|${t.shape.join('x')}|${encodingOf(t)}\n`)
+    const rows = t.shape.length === 2 ? tensorRows(t) : 0
+    const sampled = rows < 3 ? null : [0, rows >> 1, rows - 1].map((r) => sliceRows(t, r, 1))
+    if (sampled === null || sampled.includes(null)) updateWithData(h, t)
+    else for (const row of sampled) if (row !== null) updateWithData(h, row)
   }
   return h.digest('hex')
 }
@@ -69,12 +101,64 @@ export function segmentCacheKey(modelHash: string, spec: SegmentSpec, options: G
 
 /** Hex sha256 identifying the graph `compileModel(model, options)` would produce. */
 export function graphCacheKey(model: CompilableModel, options: GraphOptions): string {
-  return segmentCacheKey(modelContentHash(model), wholeModelSegment(model.config), options)
+  return segmentCacheKey(modelFingerprint(model), wholeModelSegment(model.config), options)
 }
 
 /** Path of the cached graph for `key` inside `dir`. */
 export function cachedGraphPath(dir: string, key: string): string {
   return join(dir, `${key}.onnx`)
+}
+
+/** The external-data file of the graph at `graphPath` (its large weights). */
+export function graphDataPath(graphPath: string): string {
+  return `${graphPath}.data`
+}
+
+/** The file beside the graph at `graphPath` holding the full content hash of the model it was compiled from. */
+export function graphHashPath(graphPath: string): string {
+  return `${graphPath}.sha256`
+}
+
+/** The full content hash recorded for the graph at `graphPath`, or null when there is none. */
+export async function recordedContentHash(graphPath: string): Promise<string | null> {
+  try {
+    const text = (await readFile(graphHashPath(graphPath), 'utf8')).trim()
+    return /^[0-9a-f]{64}$/.test(text) ? text : null
+  } catch {
+    return null
+  }
+}
+
+/** Removes a cached graph with its weights and hash (a stale or unreadable entry). */
+export async function removeCachedGraph(graphPath: string): Promise<void> {
+  await Promise.all([graphPath, graphDataPath(graphPath), graphHashPath(graphPath)].map((p) => rm(p, { force: true })))
+}
+
+/**
+ * Compiles a graph into the cache: `build` emits it with its large weights streamed to the external-data
+ * file (and returns the graph's own bytes); both are written under temporary names and renamed into place,
+ * weights first, so a crash leaves either a complete entry or no graph (a weights file without its graph
+ * is overwritten by the next compile). `contentHash`, when given, is recorded beside the graph.
+ */
+export async function writeCompiledGraph(graphPath: string, build: (external: ExternalWeights) => Uint8Array, contentHash?: string): Promise<void> {
+  await mkdir(dirname(graphPath), { recursive: true })
+  const dataPath = graphDataPath(graphPath)
+  const suffix = `.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`
+  const external = new ExternalWeights(`${dataPath}${suffix}`, basename(dataPath))
+  try {
+    let bytes: Uint8Array
+    try {
+      bytes = build(external)
+    } finally {
+      external.close()
+    }
+    if (external.sizeBytes > 0) await rename(external.path, dataPath)
+    if (contentHash !== undefined) await writeFile(graphHashPath(graphPath), `${contentHash}\n`)
+    await writeGraphAtomic(graphPath, bytes)
+  } catch (err) {
+    rmSync(external.path, { force: true })
+    throw err
+  }
 }
 
 /** True when a non-empty file exists at `path`. */

@@ -11,6 +11,7 @@
 import type { ModelConfig, ModelWeights } from '../model'
 import { groupSize } from './emit-attention'
 import { EmitContext, resolveGraphOptions, type GraphOptions } from './emit-context'
+import type { ExternalWeights } from './external-data'
 import { GraphBuilder } from './onnx-builder'
 import { describeValue, emitGroup, VALUE, wholeModelSegment, type SegmentSpec } from './op-groups'
 import { checkGroupPart, type GroupPart } from './partition'
@@ -54,13 +55,14 @@ export function kvOutputValues(spec: SegmentSpec): string[] {
  * Emits the groups of `spec` into one graph and returns the serialized model. With `part`, `spec` is one
  * matmul group and the graph is that group's share of a row partition (see partition.ts): the unsplit
  * group's inputs at full width; each of `part.outputs` under its own name, [1, S, end − start] (logits
- * [1, end − start]), never packed into KV_OUTPUT (the parts' widths differ).
+ * [1, end − start]), never packed into KV_OUTPUT (the parts' widths differ). With `external`, the large
+ * weights go to that file (external-data.ts) and the graph has no size limit; without, they stay inside.
  */
-export function compileSegment(model: CompilableModel, spec: SegmentSpec, options: GraphOptions, part?: GroupPart): Uint8Array {
+export function compileSegment(model: CompilableModel, spec: SegmentSpec, options: GraphOptions, part?: GroupPart | null, external?: ExternalWeights): Uint8Array {
   const resolved = resolveGraphOptions(options)
   checkCompilable(model.config, resolved)
   if (part) checkPartSpec(model.config, spec, part)
-  const b = new GraphBuilder('tandem')
+  const b = new GraphBuilder('tandem', external ?? null)
   const ctx = new EmitContext(b, model.config, model.weights, resolved)
   for (const name of spec.inputs) {
     const { elem, dims } = describeValue(model.config, name)
@@ -98,6 +100,6 @@ function checkPartSpec(config: ModelConfig, spec: SegmentSpec, part: GroupPart):
 }
 
 /** The whole model as one graph (the single-device path). */
-export function compileModel(model: CompilableModel, options: GraphOptions): Uint8Array {
-  return compileSegment(model, wholeModelSegment(model.config), options)
+export function compileModel(model: CompilableModel, options: GraphOptions, external?: ExternalWeights): Uint8Array {
+  return compileSegment(model, wholeModelSegment(model.config), options, null, external)
 }

@@ -17,5 +17,21 @@ export {
 } from './op-groups'
 export { GraphTooLargeError, MAX_PROTO_BYTES, ONNX_IR_VERSION, ONNX_OPSET } from './onnx-builder'
 export { packNBits, unpackNBits, type NBitsWeight } from './quant-pack'
-export { resolveGraphCacheDir, graphCacheKey, modelContentHash, segmentCacheKey, cachedGraphPath, cachedGraphExists, writeGraphAtomic, checkGraphCacheWritable } from './cache'
+export {
+  resolveGraphCacheDir,
+  graphCacheKey,
+  modelContentHash,
+  modelFingerprint,
+  segmentCacheKey,
+  cachedGraphPath,
+  cachedGraphExists,
+  graphDataPath,
+  graphHashPath,
+  recordedContentHash,
+  removeCachedGraph,
+  writeCompiledGraph,
+  writeGraphAtomic,
+  checkGraphCacheWritable
+} from './cache'
+export { ExternalWeights, EXTERNAL_ALIGNMENT, EXTERNAL_MIN_BYTES, type ExternalSpan } from './external-data'
 export { GraphBuilder, MS_DOMAIN, type AttrValue, type Dim, type ElemType, type NodeOptions } from './onnx-builder'

@@ -5,6 +5,7 @@
  */
 import onnxProto from 'onnx-proto'
 import type { onnx as OnnxTypes } from 'onnx-proto'
+import { EXTERNAL_MIN_BYTES, type ExternalWeights } from './external-data'
 
 const onnx = onnxProto.onnx
 
@@ -17,7 +18,8 @@ export const MS_DOMAIN = 'com.microsoft'
 
 /**
  * Largest serialized model we attempt: protobuf messages are limited to 2 GiB; keep 64 MiB of head room
- * for the graph structure. Bigger models need ONNX external data (not implemented yet).
+ * for the graph structure. Only initializers kept inside the graph count: a builder with external
+ * weights (external-data.ts) writes the large ones to their own file, so its graphs have no size limit.
  */
 export const MAX_PROTO_BYTES = 2 * 1024 ** 3 - 64 * 1024 ** 2
 
@@ -89,9 +91,13 @@ export class GraphBuilder {
   private readonly reserved = new Set<string>()
   private initializerBytes = 0
 
-  constructor(private readonly graphName: string) {}
+  /** @param external where large initializers go (null: every initializer inside the graph, up to MAX_PROTO_BYTES) */
+  constructor(
+    private readonly graphName: string,
+    private readonly external: ExternalWeights | null = null
+  ) {}
 
-  /** Total bytes of initializer data added so far. */
+  /** Bytes of initializer data kept inside the graph so far (external ones are not counted). */
   get weightBytes(): number {
     return this.initializerBytes
   }
@@ -127,11 +133,26 @@ export class GraphBuilder {
   /** Adds a constant tensor from raw little-endian bytes; returns its (unique) name. */
   initializer(name: string, elem: ElemType, dims: readonly number[], bytes: Uint8Array): string {
     const unique = this.uniqueName(name)
+    if (this.external !== null && bytes.byteLength >= EXTERNAL_MIN_BYTES) {
+      const span = this.external.append(bytes)
+      this.initializers.push({
+        name: unique,
+        dataType: ELEM_TYPE_CODES[elem],
+        dims: [...dims],
+        dataLocation: onnx.TensorProto.DataLocation.EXTERNAL,
+        externalData: [
+          { key: 'location', value: span.location },
+          { key: 'offset', value: String(span.offset) },
+          { key: 'length', value: String(span.length) }
+        ]
+      })
+      return unique
+    }
     const next = this.initializerBytes + bytes.byteLength
     if (next > MAX_PROTO_BYTES) {
       throw new GraphTooLargeError(
         `the graph's weights exceed ${(MAX_PROTO_BYTES / 1024 ** 3).toFixed(2)} GiB (protobuf's 2 GiB message limit); ` +
-          'models this large need ONNX external-data files, which the compiler does not write yet'
+          'a graph this large must be compiled with external weights'
       )
     }
     this.initializerBytes = next

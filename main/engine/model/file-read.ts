@@ -14,8 +14,10 @@ import { constants as bufferConstants } from 'node:buffer'
 import { ModelFormatError } from './errors'
 import { errorCode } from '../../common/error-code'
 
-/** Largest file read into memory (one ArrayBuffer): the upper bound for any cap. */
-export const MAX_MODEL_FILE_BYTES = bufferConstants.MAX_LENGTH
+/** Largest file read into memory (one ArrayBuffer, 4 GiB in Node 22): the upper bound for any cap. Model weights are never read whole (file-weights.ts). */
+export const MAX_IN_MEMORY_BYTES = bufferConstants.MAX_LENGTH
+/** Largest byte position in a model file: what a JS number counts exactly (files are never read whole, so size is no limit). */
+export const MAX_FILE_OFFSET = Number.MAX_SAFE_INTEGER
 /** Largest single read() asked of the OS, so a huge file is read in steps (Linux caps one read near 2 GiB). */
 const READ_CHUNK_BYTES = 64 << 20
 /** First buffer for a file whose reported size is 0 (a /proc file); grown by doubling up to the cap. */
@@ -129,7 +131,7 @@ export function readFileCapped(path: string, maxBytes: number, what: string): Bu
 
 /** readFileCapped over a file already opened with openRegularFile (the caller closes it). */
 export function readOpenFile(file: OpenFile, maxBytes: number, path: string, what: string): Buffer {
-  const cap = Math.min(maxBytes, MAX_MODEL_FILE_BYTES)
+  const cap = Math.min(maxBytes, MAX_IN_MEMORY_BYTES)
   const tooLarge = (): never => {
     throw new ModelFormatError(path, `the ${what} is larger than ${formatLimit(cap)}`)
   }

@@ -1,10 +1,9 @@
 /**
  * @file Loads a GGUF `llama` or `qwen2` model: config from `{arch}.*` metadata, every tensor checked
- * against that config, weights as views into one read of the file, tokenizer from tokenizer.ggml.*.
- * With `{ weights: false }` only the header is read (progressively), so inspecting a large file is instant.
+ * against that config, tokenizer from tokenizer.ggml.*. Only the header is read (progressively), so opening
+ * a large file is instant; the weights are read from the file when used (file-weights.ts).
  */
 import type { FileHandle } from 'node:fs/promises'
-import { constants as bufferConstants } from 'node:buffer'
 import { BinaryReader } from './binary-reader'
 import { ModelFormatError } from './errors'
 import { openRegularFileHandle } from './file-read'
@@ -14,7 +13,8 @@ import { GgufMetadata } from './gguf-metadata'
 import { buildGgufTokenizer, readGgufVocab } from './gguf-vocab'
 import { tensorToFloat32 } from './tensor'
 import type { Architecture, DenseDType, LoadedModel, LoadOptions, ModelConfig, Tensor } from './types'
-import { weightsFromBytes, type LayerSources, type TensorSource, type WeightLayout } from './weight-layout'
+import { readWeights } from './file-weights'
+import { type LayerSources, type TensorSource, type WeightLayout } from './weight-layout'
 
 /** general.architecture values we run, and their RoPE pairing (llama's converter permutes Q/K rows). */
 const ARCHITECTURES: Readonly<Record<Architecture, ModelConfig['ropePairing']>> = { llama: 'adjacent', qwen2: 'rotate-half' }
@@ -37,29 +37,18 @@ export async function loadGgufModel(path: string, options: LoadOptions = {}): Pr
   const { handle: fh, stats } = await openRegularFileHandle(path, 'model file')
   try {
     const sizeBytes = stats.size
-    const wantWeights = options.weights !== false
-    const bytes = wantWeights ? await readWhole(fh, path, sizeBytes) : null
-    const header = bytes ? parseGguf(new BinaryReader(bytes, path), sizeBytes) : await readHeader(fh, path, sizeBytes)
+    const header = await readHeader(fh, path, sizeBytes)
     const tensorBytes = async (t: GgufTensorInfo): Promise<Uint8Array> => {
-      if (bytes) return bytes.subarray(t.absoluteOffset, t.absoluteOffset + t.sizeBytes)
       const buf = new Uint8Array(t.sizeBytes)
       await readRange(fh, buf, 0, t.sizeBytes, t.absoluteOffset)
       return buf
     }
     const model = await buildModel(path, sizeBytes, header, tensorBytes)
-    return bytes === null ? model : { ...model, weights: weightsFromBytes(model.layout, [bytes]) }
+    // the weights stay in the file until used (file-weights.ts): a model is never one buffer
+    return options.weights === false ? model : { ...model, weights: readWeights(model.layout) }
   } finally {
     await fh.close()
   }
-}
-
-async function readWhole(fh: FileHandle, path: string, sizeBytes: number): Promise<Uint8Array> {
-  if (sizeBytes > bufferConstants.MAX_LENGTH) {
-    throw new ModelFormatError(path, `file is ${sizeBytes} bytes, more than one buffer can hold (${bufferConstants.MAX_LENGTH})`)
-  }
-  const bytes = new Uint8Array(sizeBytes)
-  await readRange(fh, bytes, 0, sizeBytes)
-  return bytes
 }
 
 /** Fills bytes[from, to) from file positions [filePos + from, filePos + to). */

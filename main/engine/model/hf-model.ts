@@ -10,7 +10,8 @@ import { ModelFormatError } from './errors'
 import { readSafetensorsHeader, type SafetensorsEntry } from './safetensors'
 import { MAX_HF_VOCAB, loadHfTokenizer, readJsonFile } from './tokenizer/hf-tokenizer'
 import type { Architecture, Llama3RopeScaling, LoadOptions, LoadedModel, ModelConfig } from './types'
-import { readWeights, type LayerSources, type TensorSource, type WeightLayout } from './weight-layout'
+import { readWeights } from './file-weights'
+import { type LayerSources, type TensorSource, type WeightLayout } from './weight-layout'
 
 /** Largest model.safetensors.index.json read. */
 export const MAX_INDEX_JSON_BYTES = 64 * 1024 * 1024

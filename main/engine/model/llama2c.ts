@@ -7,11 +7,12 @@ import { closeSync, readdirSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { BinaryReader } from './binary-reader'
 import { ModelFormatError } from './errors'
-import { MAX_MODEL_FILE_BYTES, openRegularFile, readOpenFile, readPrefix } from './file-read'
+import { openRegularFile, readPrefix } from './file-read'
+import { readWeights } from './file-weights'
 import { MAX_LLAMA2C_VOCAB, loadLlama2cTokenizer } from './tokenizer/llama2c-tokenizer'
 import type { Tokenizer } from './tokenizer/types'
 import type { LoadOptions, LoadedModel, ModelConfig } from './types'
-import { weightsFromBytes, type LayerSources, type TensorSource, type WeightLayout } from './weight-layout'
+import type { LayerSources, TensorSource, WeightLayout } from './weight-layout'
 
 // Limits on header fields, generous for any llama2.c export (Llama 2 70B: dim 8192, hidden 28672, 80 layers).
 /** Largest residual width. */
@@ -245,9 +246,9 @@ export async function loadLlama2cModel(path: string, options: LoadOptions = {}):
   let bytes: Uint8Array
   let sizeBytes: number
   try {
-    bytes = withWeights ? readOpenFile(file, MAX_MODEL_FILE_BYTES, path, 'model file') : readPrefix(file, VERSIONED_HEADER_BYTES)
-    // with the weights, what was read is the file; without, fstat's size is all there is
-    sizeBytes = withWeights ? bytes.byteLength : file.sizeBytes
+    // the header only: the weights are read from the file when used (file-weights.ts)
+    bytes = readPrefix(file, VERSIONED_HEADER_BYTES)
+    sizeBytes = file.sizeBytes
   } finally {
     closeSync(file.fd)
   }
@@ -271,7 +272,7 @@ export async function loadLlama2cModel(path: string, options: LoadOptions = {}):
     path,
     format: 'llama2c',
     config: configOf(header),
-    weights: withWeights ? weightsFromBytes(weightsAt, [bytes]) : null,
+    weights: withWeights ? readWeights(weightsAt) : null,
     layout: weightsAt,
     tokenizer,
     chatTemplate: null,

@@ -133,6 +133,8 @@ export function dequantizeRows(t: Tensor, rowStart: number, rowCount: number, ou
     throw new RangeError(`${t.name}: output holds ${out.length} values, needs ${outOffset + n}`)
   }
   if (n === 0) return
+  // a tensor still in its file reads only these rows (t.data would read all of it)
+  if (t.rows !== undefined && rowCount < rows) return dequantizeRows(t.rows(rowStart, rowCount), 0, rowCount, out, outOffset)
   checkDataSize(t, rows, cols)
   const d = t.data
   if (d.kind === 'dense') {
@@ -153,6 +155,34 @@ export function dequantizeRows(t: Tensor, rowStart: number, rowCount: number, ou
   } else {
     decodeInt8Groups(d.values, d.scales, d.groupSize, rowStart * cols, n, out, outOffset)
   }
+}
+
+/**
+ * Rows [start, start + count) of a 2-D tensor as a tensor of their own: read from the file for a tensor still
+ * in it (Tensor.rows), else views into its data. Null when a row is not a whole number of blocks/groups.
+ */
+export function sliceRows(t: Tensor, start: number, count: number): Tensor | null {
+  const rows = tensorRows(t)
+  const cols = tensorCols(t)
+  if (!Number.isInteger(start) || !Number.isInteger(count) || start < 0 || count < 0 || start + count > rows) {
+    throw new RangeError(`${t.name}: rows [${start}, ${start + count}) outside [0, ${rows})`)
+  }
+  if (t.rows !== undefined) return t.rows(start, count)
+  const d = t.data
+  const shape = [count, cols]
+  if (d.kind === 'int8-groups') {
+    if (cols % d.groupSize !== 0) return null
+    const g = cols / d.groupSize
+    return { name: t.name, shape, data: { ...d, values: d.values.subarray(start * cols, (start + count) * cols), scales: d.scales.subarray(start * g, (start + count) * g) } }
+  }
+  let perRow: number
+  if (d.kind === 'dense') perRow = cols * (d.dtype === 'f32' ? 4 : 2)
+  else {
+    const info = ggmlTypeByEncoding(d.dtype)
+    if (cols % info.blockElems !== 0) return null
+    perRow = (cols / info.blockElems) * info.blockBytes
+  }
+  return { name: t.name, shape, data: { ...d, bytes: d.bytes.subarray(start * perRow, (start + count) * perRow) } }
 }
 
 /** Throws when the tensor's data is shorter than its shape needs (a loader bug, not a file problem). */

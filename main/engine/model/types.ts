@@ -77,6 +77,11 @@ export interface Tensor {
   readonly name: string
   readonly shape: readonly number[]
   readonly data: TensorData
+  /**
+   * For tensors still in their file (file-weights.ts): rows [start, start + count) of a 2-D tensor as a tensor
+   * of their own, read without reading the rest (an embedding lookup reads one row of a 0.5 GB table).
+   */
+  readonly rows?: (start: number, count: number) => Tensor
 }
 
 /** Per-layer weights; matrices are [out, in] so y = W·x. */

@@ -1,14 +1,12 @@
 /**
  * @file Where a model's weights lie in its files, as plain data: what a header parse produces, so the
  * thread that runs the model can read the weights without parsing the header again (the model worker gets
- * the layout from the thread that parsed it). `readWeights` reads each file once and makes every tensor a
- * view into it (no copies), checking each range against the file it actually read: a layout is a claim,
- * and the file may have changed since the header was parsed.
+ * the layout from the thread that parsed it). `readWeights` (file-weights.ts) makes each source a tensor
+ * that reads its bytes on use; `weightsFromBytes` makes them views into files already in memory.
  */
-import { closeSync } from 'node:fs'
 import { FieldReader, readInteger, type Fail } from '../../common/reader'
 import { ModelFormatError } from './errors'
-import { MAX_MODEL_FILE_BYTES, openRegularFile, readOpenFile } from './file-read'
+import { MAX_FILE_OFFSET } from './file-read'
 import { MAX_TENSOR_NDIMS } from './safetensors'
 import type { BlockDType, DenseDType, LayerWeights, ModelWeights, Tensor } from './types'
 
@@ -83,55 +81,35 @@ function tensorOf(s: TensorSource, bytes: Uint8Array, path: string): Tensor {
   return { name: s.name, shape: s.shape, data: { kind: 'int8-groups', values, scales, groupSize: e.groupSize } }
 }
 
-/** ModelWeights from a layout over files already in memory (`fileBytes[i]` holds layout.files[i]). */
+/** ModelWeights with every source of `layout` made a Tensor by `tensor`. */
+export function weightsOfLayout(layout: WeightLayout, tensor: (s: TensorSource) => Tensor): ModelWeights {
+  const optional = (s: TensorSource | null): Tensor | null => (s === null ? null : tensor(s))
+  const tokenEmbedding = tensor(layout.tokenEmbedding)
+  const layers: LayerWeights[] = layout.layers.map((l) => ({
+    attnNorm: tensor(l.attnNorm),
+    wq: tensor(l.wq),
+    wk: tensor(l.wk),
+    wv: tensor(l.wv),
+    wo: tensor(l.wo),
+    bq: optional(l.bq),
+    bk: optional(l.bk),
+    bv: optional(l.bv),
+    ffnNorm: tensor(l.ffnNorm),
+    wGate: tensor(l.wGate),
+    wUp: tensor(l.wUp),
+    wDown: tensor(l.wDown)
+  }))
+  return { tokenEmbedding, layers, finalNorm: tensor(layout.finalNorm), output: layout.output === null ? tokenEmbedding : tensor(layout.output) }
+}
+
+/** ModelWeights from a layout over files already in memory (`fileBytes[i]` holds layout.files[i]): views, no copies. */
 export function weightsFromBytes(layout: WeightLayout, fileBytes: readonly Uint8Array[]): ModelWeights {
-  const view = (s: TensorSource): Tensor => {
+  return weightsOfLayout(layout, (s) => {
     const bytes = fileBytes[s.file]
     const path = layout.files[s.file]?.path ?? `file ${s.file}`
     if (bytes === undefined) throw new ModelFormatError(path, `tensor ${s.name} names file ${s.file}, which the layout does not list`)
     return tensorOf(s, bytes, path)
-  }
-  const optional = (s: TensorSource | null): Tensor | null => (s === null ? null : view(s))
-  const tokenEmbedding = view(layout.tokenEmbedding)
-  const layers: LayerWeights[] = layout.layers.map((l) => ({
-    attnNorm: view(l.attnNorm),
-    wq: view(l.wq),
-    wk: view(l.wk),
-    wv: view(l.wv),
-    wo: view(l.wo),
-    bq: optional(l.bq),
-    bk: optional(l.bk),
-    bv: optional(l.bv),
-    ffnNorm: view(l.ffnNorm),
-    wGate: view(l.wGate),
-    wUp: view(l.wUp),
-    wDown: view(l.wDown)
-  }))
-  return { tokenEmbedding, layers, finalNorm: view(layout.finalNorm), output: layout.output === null ? tokenEmbedding : view(layout.output) }
-}
-
-/**
- * Reads the weights a layout describes: each file once, whole (it must still have the size it had when the
- * header was parsed), every tensor a view into it.
- */
-export function readWeights(layout: WeightLayout): ModelWeights {
-  const used = new Set(layoutSources(layout).map((s) => s.file))
-  const fileBytes = layout.files.map(({ path, sizeBytes }, i) => {
-    if (!used.has(i)) return new Uint8Array(0)
-    const file = openRegularFile(path, 'model file')
-    try {
-      const changed = (now: number): never => {
-        throw new ModelFormatError(path, `file changed since its header was read (${sizeBytes} bytes then, ${now} now)`)
-      }
-      if (file.sizeBytes !== sizeBytes) changed(file.sizeBytes)
-      // Capped at the size the header was parsed against: bytes appended while reading are refused, not read.
-      const bytes = readOpenFile(file, sizeBytes, path, 'model file')
-      return bytes.byteLength === sizeBytes ? bytes : changed(bytes.byteLength)
-    } finally {
-      closeSync(file.fd)
-    }
   })
-  return weightsFromBytes(layout, fileBytes)
 }
 
 function readSource(fail: Fail, path: string, v: unknown, files: number): TensorSource {
@@ -143,14 +121,14 @@ function readSource(fail: Fail, path: string, v: unknown, files: number): Tensor
       ? { kind, dtype: e.choice('dtype', ['f32', 'f16', 'bf16']) }
       : kind === 'ggml'
         ? { kind, dtype: e.choice('dtype', ['q8_0', 'q4_0', 'q4_k', 'q6_k']) }
-        : { kind, groupSize: e.int('groupSize', 1, MAX_MODEL_FILE_BYTES), scalesOffset: e.int('scalesOffset', 0, MAX_MODEL_FILE_BYTES) }
+        : { kind, groupSize: e.int('groupSize', 1, MAX_FILE_OFFSET), scalesOffset: e.int('scalesOffset', 0, MAX_FILE_OFFSET) }
   return {
     name: r.string('name', MAX_TENSOR_NAME_LENGTH),
-    shape: r.list('shape', MAX_TENSOR_NDIMS, 1).map((d, i) => readInteger(fail, `${r.at('shape')}[${i}]`, d, 0, MAX_MODEL_FILE_BYTES)),
+    shape: r.list('shape', MAX_TENSOR_NDIMS, 1).map((d, i) => readInteger(fail, `${r.at('shape')}[${i}]`, d, 0, MAX_FILE_OFFSET)),
     encoding,
     file: r.int('file', 0, files - 1),
-    offset: r.int('offset', 0, MAX_MODEL_FILE_BYTES),
-    byteLength: r.int('byteLength', 0, MAX_MODEL_FILE_BYTES)
+    offset: r.int('offset', 0, MAX_FILE_OFFSET),
+    byteLength: r.int('byteLength', 0, MAX_FILE_OFFSET)
   }
 }
 

@@ -9,7 +9,7 @@
  * stays in the device workers (see device-setup.ts for who holds which layer).
  */
 import type { DeviceInfo } from '../../devices'
-import { cachedGraphPath, compileSegment, graphTargetOf, modelContentHash, resolveGraphCacheDir, segmentCacheKey, VALUE, type CompilableModel, type GraphOptions } from '../../graph'
+import { cachedGraphPath, compileSegment, graphTargetOf, modelFingerprint, resolveGraphCacheDir, segmentCacheKey, VALUE, type CompilableModel, type ExternalWeights, type GraphOptions } from '../../graph'
 import { openOrCompile } from '../session/open-cached-graph'
 import { dequantizeRows, type ModelConfig } from '../../model'
 import type { Phase, Placement } from '../../plan'
@@ -126,13 +126,13 @@ export class DeviceWorkersEngine implements ForwardEngine {
       }
       // segments come from the on-disk cache like the single session's graph: a changed placement compiles only what is new
       const th = performance.now()
-      const modelHash = modelContentHash(model)
+      const modelHash = modelFingerprint(model)
       compileMs += performance.now() - th
       for (const s of setup.sessions) {
         const ep = infos.find((d) => d.id === s.device)?.ep ?? 'cpu'
         const graph: GraphOptions = { ...options.graph, target: graphTargetOf(ep) }
         const path = cachedGraphPath(cacheDir, segmentCacheKey(modelHash, s.spec, graph, s.part ?? undefined))
-        const compile = (): Uint8Array => (s.part === null ? compileSegment(model, s.spec, graph) : compileSegment(model, s.spec, graph, s.part))
+        const compile = (external: ExternalWeights): Uint8Array => compileSegment(model, s.spec, graph, s.part, external)
         then(s.device, async () => {
           const opened = await openOrCompile(path, compile, (p) => host(s.device).loadSession(s.key, s.label, p))
           compileMs += opened.compileMs

@@ -1,7 +1,7 @@
 /**
- * @file Compile-or-reuse: find the model's graph in the on-disk cache (by content hash) and open a CPU
- * session on it; on a miss — or when the cached file will not load (corrupt, truncated) — compile,
- * write atomically over it, and open that.
+ * @file Compile-or-reuse: find the model's graph in the on-disk cache (by the model's fingerprint) and open
+ * a CPU session on it; on a miss — or when the cached file will not load (corrupt, truncated) — compile
+ * (large weights streamed to the graph's external-data file), write atomically over it, and open that.
  */
 import { createSession, type OrtSession } from '../../devices'
 import {
@@ -9,9 +9,11 @@ import {
   cachedGraphPath,
   compileModel,
   graphCacheKey,
+  modelContentHash,
   resolveGraphCacheDir,
-  writeGraphAtomic,
+  writeCompiledGraph,
   type CompilableModel,
+  type ExternalWeights,
   type GraphOptions
 } from '../../graph'
 
@@ -53,7 +55,7 @@ export interface CachedOpen<T> {
  * write by a crashed older version, disk corruption) — compiles it, writes it atomically over the old file,
  * and opens that. The single session and every device-worker segment go through here.
  */
-export async function openOrCompile<T>(path: string, compile: () => Uint8Array, open: (path: string) => Promise<T>): Promise<CachedOpen<T>> {
+export async function openOrCompile<T>(path: string, compile: (external: ExternalWeights) => Uint8Array, open: (path: string) => Promise<T>, contentHash?: () => string): Promise<CachedOpen<T>> {
   if (await cachedGraphExists(path)) {
     const t0 = performance.now()
     try {
@@ -63,7 +65,7 @@ export async function openOrCompile<T>(path: string, compile: () => Uint8Array, 
     }
   }
   const t1 = performance.now()
-  await writeGraphAtomic(path, compile())
+  await writeCompiledGraph(path, compile, contentHash?.())
   const compileMs = performance.now() - t1
   const t2 = performance.now()
   return { value: await open(path), cacheHit: false, compileMs, openMs: performance.now() - t2 }
@@ -81,6 +83,6 @@ export async function openCachedGraph(model: CompilableModel, options: CachedGra
   const t0 = performance.now()
   const graphPath = cachedGraphPath(resolveGraphCacheDir(options.cacheDir), graphCacheKey(model, options.graph))
   const hashMs = performance.now() - t0
-  const opened = await openOrCompile(graphPath, () => compileModel(model, options.graph), (path) => createSession(path, sessionConfig))
+  const opened = await openOrCompile(graphPath, (external) => compileModel(model, options.graph, external), (path) => createSession(path, sessionConfig), () => modelContentHash(model))
   return { session: opened.value, info: { cacheHit: opened.cacheHit, compileMs: hashMs + opened.compileMs, sessionMs: opened.openMs, graphPath } }
 }

@@ -136,8 +136,8 @@ function fileTensor(s: TensorSource, file: WeightFile): Tensor {
  */
 export function readWeights(layout: WeightLayout): ModelWeights {
   return weightsOfLayout(layout, (s) => {
-    const file = layout.files[s.file] as WeightFile | undefined
-    if (file === undefined) throw new ModelFormatError(`file ${s.file}`, `tensor ${s.name} names file ${s.file}, which the layout does not list`)
+    const file: WeightFile | undefined = layout.files.at(s.file)
+    if (file === undefined || s.file < 0) throw new ModelFormatError(`file ${s.file}`, `tensor ${s.name} names file ${s.file}, which the layout does not list`)
     return fileTensor(s, file)
   })
 }

@@ -199,9 +199,21 @@ export interface PlacementView {
   readonly prefillChunk: { readonly defaultTokens: number; readonly maxTokens: number }
 }
 
+/**
+ * What opening a model is doing before its reply can start: 'compiling' its graph (done/total op groups),
+ * 'reading' its bytes for the cache's content hash (done/total bytes), 'preparing' (ONNX Runtime loading
+ * the weights; total 0: no measure). A model opened before only prepares.
+ */
+export interface ModelLoadProgress {
+  readonly stage: 'compiling' | 'reading' | 'preparing'
+  readonly done: number
+  readonly total: number
+}
+
 /** Streamed while a reply is generated. */
 export type ChatEvent =
   | { readonly type: 'started'; readonly userMessage: Message | null; readonly assistantMessage: Message }
+  | { readonly type: 'loading'; readonly messageId: string; readonly progress: ModelLoadProgress }
   | { readonly type: 'delta'; readonly messageId: string; readonly text: string }
 
 /** Every chat call names its request so it can be stopped (chat.stop) from anywhere. */

@@ -16,6 +16,7 @@ export {
   ContextOverflowError,
   InvalidLogitsError,
   DEFAULT_SAMPLING,
+  LOAD_STAGES,
   TextModel,
   validateSampling,
   type ChatMessage,
@@ -25,6 +26,7 @@ export {
   type GenerationResult,
   type GenerationStats,
   type GenerateRequest,
+  type LoadProgress,
   type OpenModelOptions,
   type SamplingOptions,
   type StopReason

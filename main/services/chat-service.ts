@@ -258,7 +258,7 @@ export class ChatService {
     const entry = await this.deps.models.pick(conversation.modelId)
     // resolved per generation, so a placement change applies to the next reply without a restart
     const placed = await this.deps.devices.placementFor(entry, { beforeMeasuring: () => this.slot.release(), signal })
-    const model = await this.slot.acquire(entry, placed)
+    const model = await this.slot.acquire(entry, placed, (progress) => emit({ type: 'loading', messageId: assistant.id, progress }))
     const history: ChatMessage[] = messages
       .list(conversationId)
       .filter((m) => m.seq < assistant.seq && m.status !== 'error' && m.role !== 'system' && m.content !== '')

@@ -12,7 +12,7 @@
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { checkGraphCacheWritable, TextModel } from '../engine'
+import { checkGraphCacheWritable, TextModel, type LoadProgress } from '../engine'
 import type { ModelEntry } from '../../preload/api'
 import type { ModelPlacement } from './devices-service'
 import { ApiError, errorMessage, isDiskFull } from './errors'
@@ -36,9 +36,10 @@ export class ModelSlot {
 
   /**
    * The open model for `entry` under `placed`, opening it (and closing any other) when the model, its files
-   * (replaced at the same path: another size or mtime) or the placement differ.
+   * (replaced at the same path: another size or mtime) or the placement differ. `onProgress` hears what an
+   * open is doing (nothing when the model is already open).
    */
-  async acquire(entry: ModelEntry, placed: ModelPlacement): Promise<TextModel> {
+  async acquire(entry: ModelEntry, placed: ModelPlacement, onProgress?: (p: LoadProgress) => void): Promise<TextModel> {
     const fileKey = `${entry.sizeBytes}:${entry.modifiedMs}`
     const open = this.current
     if (open !== null && open.id === entry.id && open.fileKey === fileKey && open.placementKey === placed.key) return open.model
@@ -49,7 +50,8 @@ export class ModelSlot {
         cacheDir,
         threads: this.options.threads,
         placement: placed.placement,
-        devices: placed.devices
+        devices: placed.devices,
+        onProgress
       })
       this.current = { id: entry.id, fileKey, placementKey: placed.key, model }
       return model

@@ -1,4 +1,7 @@
-import { readFileSync, statSync, writeFileSync } from 'node:fs'
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import onnxProto from 'onnx-proto'
+import { EXTERNAL_ALIGNMENT, EXTERNAL_MIN_BYTES, graphDataPath, graphHashPath, modelContentHash } from '../../main/engine/graph'
+import type { LoadProgress } from '../../main/engine/runtime/load-progress'
 import { describe, expect, it } from 'vitest'
 import { DEFAULT_MAX_CONTEXT, MAX_ROPE_TABLE_POSITIONS, resolveContext } from '../../main/engine/runtime/context'
 import { openCachedGraph } from '../../main/engine/runtime/session/open-cached-graph'
@@ -39,6 +42,57 @@ describe('compile-or-reuse', () => {
       const fourth = await openCachedGraph(model, options)
       await fourth.session.release()
       expect(fourth.info.cacheHit).toBe(false)
+    } finally {
+      tmp.dispose()
+    }
+  })
+})
+
+describe('external weights and load progress', () => {
+  it('keeps large weights aligned in a data file beside the graph, records the content hash, and reports what it does', async () => {
+    const tmp = tempDir()
+    const model = randomModel({ seed: 43, dim: 128, hiddenDim: 256, nLayers: 2 })
+    const seen: LoadProgress[] = []
+    const options = { cacheDir: tmp.dir, threads: 1, graph: { ropeTableLength: 32 }, onProgress: (p: LoadProgress) => seen.push(p) }
+    try {
+      const first = await openCachedGraph(model, options)
+      await first.session.release()
+      const path = first.info.graphPath
+      // the graph names its large initializers' places in the data file; each starts on the alignment
+      const proto = onnxProto.onnx.ModelProto.decode(readFileSync(path))
+      const external = (proto.graph?.initializer ?? []).filter((t) => t.dataLocation === onnxProto.onnx.TensorProto.DataLocation.EXTERNAL)
+      expect(external.length).toBeGreaterThan(0)
+      const dataBytes = statSync(graphDataPath(path)).size
+      for (const t of external) {
+        const info = Object.fromEntries((t.externalData ?? []).map((e) => [e.key, e.value]))
+        expect(info.location).toBe(graphDataPath(path).split('/').at(-1))
+        expect(Number(info.offset) % EXTERNAL_ALIGNMENT).toBe(0)
+        expect(Number(info.length)).toBeGreaterThanOrEqual(EXTERNAL_MIN_BYTES)
+        expect(Number(info.offset) + Number(info.length)).toBeLessThanOrEqual(dataBytes)
+      }
+      expect(readFileSync(graphHashPath(path), 'utf8').trim()).toBe(modelContentHash(model))
+      // a miss compiles (group by group), hashes the bytes, then prepares
+      const stages = [...new Set(seen.map((p) => p.stage))]
+      expect(stages).toEqual(['compiling', 'reading', 'preparing'])
+      const compiling = seen.filter((p) => p.stage === 'compiling')
+      expect(compiling.at(-1)).toMatchObject({ done: compiling[0].total })
+      expect(compiling.every((p, i) => i === 0 || p.done > compiling[i - 1].done)).toBe(true)
+      const reading = seen.filter((p) => p.stage === 'reading')
+      expect(reading.at(-1)?.done).toBe(reading[0].total)
+
+      // a hit only prepares
+      seen.length = 0
+      const second = await openCachedGraph(model, options)
+      await second.session.release()
+      expect(second.info.cacheHit).toBe(true)
+      expect(seen).toEqual([{ stage: 'preparing', done: 0, total: 0 }])
+
+      // a lost data file: the graph does not load, so it is compiled again
+      rmSync(graphDataPath(path))
+      const third = await openCachedGraph(model, options)
+      await third.session.release()
+      expect(third.info.cacheHit).toBe(false)
+      expect(statSync(graphDataPath(path)).size).toBe(dataBytes)
     } finally {
       tmp.dispose()
     }

@@ -29,9 +29,16 @@ describe('chat:send', () => {
     const steps = deltas(events)
     expect(steps.length).toBeGreaterThanOrEqual(2)
     expect(reply).toMatchObject({ role: 'assistant', status: 'complete', content: steps.join(''), error: null })
+    // the fixture's graph cache starts empty: the model's first open says what it is doing, all before the first text
+    const loading = events.flatMap((e, i) => (e.type === 'loading' ? [{ ...e, at: i }] : []))
+    expect([...new Set(loading.map((e) => e.progress.stage))]).toEqual(['compiling', 'reading', 'preparing'])
+    expect(loading.every((e) => e.messageId === reply?.id && e.at < events.findIndex((x) => x.type === 'delta'))).toBe(true)
+    // the model is open now: the next reply starts without loading
+    const again = await streamCall(f.app, 'chat:send', { requestId: requestId(), conversationId: conv.id, content: 'And then' })
+    expect(again.events.filter((e) => e.type === 'loading')).toEqual([])
     expect(reply?.content.length).toBeGreaterThan(10)
     const detail = await f.ok<ConversationDetail>('conversations:get', conv.id)
-    expect(detail.messages.map((m) => [m.role, m.status])).toEqual([['user', 'complete'], ['assistant', 'complete']])
+    expect(detail.messages.map((m) => [m.role, m.status])).toEqual([['user', 'complete'], ['assistant', 'complete'], ['user', 'complete'], ['assistant', 'complete']])
     const stored = detail.messages[1]
     expect(stored.content).toBe(reply?.content)
     expect(stored.stats).toMatchObject({ model: 'stories260K.bin', devices: [expect.stringMatching(/^CPU \(/)], generatedTokens: 24 })

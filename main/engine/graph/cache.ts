@@ -17,7 +17,7 @@ import { resolveGraphOptions, type GraphOptions } from './emit-context'
 import { ExternalWeights } from './external-data'
 import { wholeModelSegment, type SegmentSpec } from './op-groups'
 import type { GroupPart } from './partition'
-import { sliceRows, tensorRows, type Tensor } from '../model'
+import { ggmlTypeByEncoding, sliceRows, tensorElementCount, tensorRows, type Tensor } from '../model'
 
 /** Folder for cached graphs: explicit, else $TANDEM_CACHE_DIR, else $XDG_CACHE_HOME/tandem/graphs, else ~/.cache/tandem/graphs. */
 export function resolveGraphCacheDir(cacheDir?: string): string {
@@ -59,15 +59,32 @@ function updateWithData(h: ReturnType<typeof createHash>, t: Tensor): void {
   }
 }
 
-/** Hex sha256 of a model's content: its config and every tensor's bytes, one tensor in memory at a time (a pass over the whole file). */
-export function modelContentHash(model: CompilableModel): string {
+/**
+ * Hex sha256 of a model's content: its config and every tensor's bytes, one tensor in memory at a time (a
+ * pass over the whole file). `onTensor` hears the bytes hashed so far and the total after each tensor.
+ */
+export function modelContentHash(model: CompilableModel, onTensor?: (doneBytes: number, totalBytes: number) => void): string {
   const h = createHash('sha256')
   h.update(`${JSON.stringify(model.config)}\n`)
-  for (const t of modelTensors(model)) {
+  const tensors = modelTensors(model)
+  const total = tensors.reduce((a, t) => a + tensorByteLength(t), 0)
+  let done = 0
+  for (const t of tensors) {
     h.update(`${t.name}|${t.shape.join('x')}|${encodingOf(t)}\n`)
     updateWithData(h, t)
+    done += tensorByteLength(t)
+    onTensor?.(done, total)
   }
   return h.digest('hex')
+}
+
+/** Bytes a tensor's data takes (known without reading it). */
+function tensorByteLength(t: Tensor): number {
+  const d = t.data
+  if (d.kind === 'int8-groups') return tensorElementCount(t) * (1 + 4 / d.groupSize)
+  if (d.kind === 'dense') return tensorElementCount(t) * (d.dtype === 'f32' ? 4 : 2)
+  const info = ggmlTypeByEncoding(d.dtype)
+  return (tensorElementCount(t) / info.blockElems) * info.blockBytes
 }
 
 /**
@@ -138,9 +155,10 @@ export async function removeCachedGraph(graphPath: string): Promise<void> {
  * Compiles a graph into the cache: `build` emits it with its large weights streamed to the external-data
  * file (and returns the graph's own bytes); both are written under temporary names and renamed into place,
  * weights first, so a crash leaves either a complete entry or no graph (a weights file without its graph
- * is overwritten by the next compile). `contentHash`, when given, is recorded beside the graph.
+ * is overwritten by the next compile). `contentHash`, when given, is called after `build` and its value
+ * recorded beside the graph.
  */
-export async function writeCompiledGraph(graphPath: string, build: (external: ExternalWeights) => Uint8Array, contentHash?: string): Promise<void> {
+export async function writeCompiledGraph(graphPath: string, build: (external: ExternalWeights) => Uint8Array, contentHash?: () => string): Promise<void> {
   await mkdir(dirname(graphPath), { recursive: true })
   const dataPath = graphDataPath(graphPath)
   const suffix = `.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`
@@ -153,7 +171,7 @@ export async function writeCompiledGraph(graphPath: string, build: (external: Ex
       external.close()
     }
     if (external.sizeBytes > 0) await rename(external.path, dataPath)
-    if (contentHash !== undefined) await writeFile(graphHashPath(graphPath), `${contentHash}\n`)
+    if (contentHash !== undefined) await writeFile(graphHashPath(graphPath), `${contentHash()}\n`)
     await writeGraphAtomic(graphPath, bytes)
   } catch (err) {
     rmSync(external.path, { force: true })

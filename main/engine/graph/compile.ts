@@ -28,6 +28,14 @@ export interface CompilableModel {
   readonly weights: ModelWeights
 }
 
+/** Where a compile sends what is not the graph itself. */
+export interface CompileSink {
+  /** where large weights go (external-data.ts); without it they stay inside the graph (at most ~2 GiB) */
+  readonly external?: ExternalWeights
+  /** called after each op group is emitted, with the groups done and the total */
+  readonly onGroup?: (done: number, total: number) => void
+}
+
 /** Checks the config's shape assumptions the emitters rely on; throws a clear error otherwise. */
 export function checkCompilable(config: ModelConfig, options: GraphOptions): void {
   groupSize(config)
@@ -55,20 +63,23 @@ export function kvOutputValues(spec: SegmentSpec): string[] {
  * Emits the groups of `spec` into one graph and returns the serialized model. With `part`, `spec` is one
  * matmul group and the graph is that group's share of a row partition (see partition.ts): the unsplit
  * group's inputs at full width; each of `part.outputs` under its own name, [1, S, end − start] (logits
- * [1, end − start]), never packed into KV_OUTPUT (the parts' widths differ). With `external`, the large
+ * [1, end − start]), never packed into KV_OUTPUT (the parts' widths differ). With `sink.external`, the large
  * weights go to that file (external-data.ts) and the graph has no size limit; without, they stay inside.
  */
-export function compileSegment(model: CompilableModel, spec: SegmentSpec, options: GraphOptions, part?: GroupPart | null, external?: ExternalWeights): Uint8Array {
+export function compileSegment(model: CompilableModel, spec: SegmentSpec, options: GraphOptions, part?: GroupPart | null, sink: CompileSink = {}): Uint8Array {
   const resolved = resolveGraphOptions(options)
   checkCompilable(model.config, resolved)
   if (part) checkPartSpec(model.config, spec, part)
-  const b = new GraphBuilder('tandem', external ?? null)
+  const b = new GraphBuilder('tandem', sink.external ?? null)
   const ctx = new EmitContext(b, model.config, model.weights, resolved)
   for (const name of spec.inputs) {
     const { elem, dims } = describeValue(model.config, name)
     ctx.set(name, b.input(name, elem, dims))
   }
-  for (const group of spec.groups) emitGroup(ctx, group, part ?? null)
+  spec.groups.forEach((group, i) => {
+    emitGroup(ctx, group, part ?? null)
+    sink.onGroup?.(i + 1, spec.groups.length)
+  })
   const output = (name: string, width: number | null): void => {
     const { elem, dims } = describeValue(model.config, name)
     const value = ctx.get(name)
@@ -100,6 +111,6 @@ function checkPartSpec(config: ModelConfig, spec: SegmentSpec, part: GroupPart):
 }
 
 /** The whole model as one graph (the single-device path). */
-export function compileModel(model: CompilableModel, options: GraphOptions, external?: ExternalWeights): Uint8Array {
-  return compileSegment(model, wholeModelSegment(model.config), options, null, external)
+export function compileModel(model: CompilableModel, options: GraphOptions, sink: CompileSink = {}): Uint8Array {
+  return compileSegment(model, wholeModelSegment(model.config), options, null, sink)
 }

@@ -1,5 +1,5 @@
 /** @file Public surface of the graph compiler: op groups, segment specs, compilation, the on-disk graph cache. */
-export { compileModel, compileSegment, checkCompilable, kvOutputValues, GRAPH_COMPILER_VERSION, KV_OUTPUT, type CompilableModel } from './compile'
+export { compileModel, compileSegment, checkCompilable, kvOutputValues, GRAPH_COMPILER_VERSION, KV_OUTPUT, type CompilableModel, type CompileSink } from './compile'
 export { graphTargetOf, resolveGraphOptions, type GraphOptions, type GraphTarget, type ResolvedGraphOptions } from './emit-context'
 export { checkGroupPart, partOutputOf, type GroupPart, type PartOutputRange, type PartWeightName, type PartWeightRange } from './partition'
 export { int8ActivationBlock, int8RoundingOf } from './linear'

@@ -28,6 +28,7 @@ export type { DecodeOptions, EncodeOptions, GgufVocab, Tokenizer } from './token
 export { createDetokenizer, type Detokenizer } from './tokenizer/incremental'
 export { ChatTemplateError, renderChatTemplate, type ChatMessage, type ChatTemplateOptions } from './chat-template'
 export { ropeInvFreq, ropePair } from './rope'
-export { dequantizeRows, f16ToF32, sliceRows, tensorRows, tensorToFloat32 } from './tensor'
+export { dequantizeRows, f16ToF32, sliceRows, tensorElementCount, tensorRows, tensorToFloat32 } from './tensor'
 export { createReferenceState, referenceForward, type Int8Rounding, type ReferenceState } from './reference'
 export { readModelConfig, MAX_CONFIG_DIM } from './config-reader'
+export { ggmlTypeByEncoding } from './ggml'

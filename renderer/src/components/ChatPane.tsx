@@ -100,6 +100,7 @@ export function ChatPane({ conversation, models, panels, actions, composerRef }:
               conversationKey={chat.conversation?.id ?? 'draft'}
               messages={chat.messages}
               busy={chat.active !== null}
+              loadProgress={streamingHere ? (chat.active?.loadProgress ?? null) : null}
               focusMessageId={conversation.focusMessageId}
               onRegenerate={chat.regenerate}
               onEdit={chat.edit}

@@ -4,13 +4,14 @@
  * on hover and are always reachable by keyboard.
  */
 import { memo, useState, type JSX } from 'react'
-import type { Message } from '../../../preload/api'
+import type { Message, ModelLoadProgress } from '../../../preload/api'
 import { copyText } from '../lib/clipboard'
 import { formatMs, formatStatsDetail, formatStatsLine } from '../lib/format'
 import { LIMITS } from '../lib/limits'
 import { Markdown } from '../markdown/Markdown'
 import { PENDING_ASSISTANT_ID } from '../state/use-chat'
 import { Icon } from './icons'
+import { ModelLoadBar } from './ModelLoadBar'
 
 /** User messages longer than this (characters) start collapsed. */
 const COLLAPSE_ABOVE_CHARS = 4000
@@ -21,6 +22,8 @@ interface MessageItemProps {
   readonly isLastReply: boolean
   /** a request is running (actions that start one are disabled) */
   readonly busy: boolean
+  /** what opening the model is doing before this (streaming) reply's first text, or null */
+  readonly loadProgress?: ModelLoadProgress | null
   readonly highlighted: boolean
   readonly onRegenerate: () => void
   readonly onEdit: (messageId: string, content: string) => void
@@ -143,6 +146,8 @@ export const MessageItem = memo(function MessageItem(props: MessageItemProps): J
           />
         ) : isUser ? (
           <UserText content={message.content} />
+        ) : props.loadProgress != null && message.content === '' ? (
+          <ModelLoadBar progress={props.loadProgress} />
         ) : message.id === PENDING_ASSISTANT_ID || (streaming && message.content === '') ? (
           <span className="typing" role="img" aria-label="Waiting for the reply">
             <span />

@@ -3,7 +3,7 @@
  * stays put once they scroll up to read; a search hit scrolls its message into view and flashes it.
  */
 import { useEffect, useLayoutEffect, useRef, type JSX } from 'react'
-import type { Message } from '../../../preload/api'
+import type { Message, ModelLoadProgress } from '../../../preload/api'
 import { MessageItem } from './MessageItem'
 
 /** Within this many pixels of the bottom counts as "at the bottom" (follow new text). */
@@ -13,6 +13,8 @@ interface MessageListProps {
   readonly conversationKey: string
   readonly messages: readonly Message[]
   readonly busy: boolean
+  /** what opening the model is doing before the streaming reply's first text, or null */
+  readonly loadProgress: ModelLoadProgress | null
   /** a message to scroll to (from search), or null */
   readonly focusMessageId: string | null
   readonly onRegenerate: () => void
@@ -20,7 +22,7 @@ interface MessageListProps {
 }
 
 /** All messages of the open conversation. */
-export function MessageList({ conversationKey, messages, busy, focusMessageId, onRegenerate, onEdit }: MessageListProps): JSX.Element {
+export function MessageList({ conversationKey, messages, busy, loadProgress, focusMessageId, onRegenerate, onEdit }: MessageListProps): JSX.Element {
   const scroller = useRef<HTMLDivElement>(null)
   const stick = useRef(true)
   const lastReplyIndex = messages.findLastIndex((m) => m.role === 'assistant')
@@ -59,6 +61,7 @@ export function MessageList({ conversationKey, messages, busy, focusMessageId, o
             message={m}
             isLastReply={index === lastReplyIndex && index === messages.length - 1}
             busy={busy}
+            loadProgress={m.status === 'streaming' ? loadProgress : null}
             highlighted={m.id === focusMessageId}
             onRegenerate={onRegenerate}
             onEdit={onEdit}

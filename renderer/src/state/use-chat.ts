@@ -5,7 +5,7 @@
  * re-rendering per token would cost more than generating it.
  */
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
-import type { ChatEvent, Conversation, ConversationPatch, Message, SamplingSettings } from '../../../preload/api'
+import type { ChatEvent, Conversation, ConversationPatch, Message, ModelLoadProgress, SamplingSettings } from '../../../preload/api'
 import { describeError, type UiError } from '../lib/errors'
 import { titleFromMessage } from '../lib/format'
 import { newRequestId } from '../lib/ids'
@@ -25,6 +25,8 @@ export interface ActiveStream {
   readonly conversationId: string
   /** set once the app confirmed the request ('started') */
   readonly assistantMessageId: string | null
+  /** what opening the model is doing, until the reply's first text (null: the model was open, or text arrived) */
+  readonly loadProgress: ModelLoadProgress | null
 }
 
 /** What the chat hook exposes. */
@@ -93,7 +95,10 @@ export function useChat({ conversationId, defaults, onCreated, onChanged }: Chat
   conversationRef.current = conversation
   messagesRef.current = messages
 
-  const setActiveStream = (stream: ActiveStream | null): void => {
+  /** Sets the running stream, or changes it with `update` (which returns its argument when nothing changes). */
+  const setActiveStream = (next: ActiveStream | null | ((s: ActiveStream | null) => ActiveStream | null)): void => {
+    const stream = typeof next === 'function' ? next(activeRef.current) : next
+    if (stream === activeRef.current) return
     activeRef.current = stream
     setActive(stream)
   }
@@ -170,18 +175,22 @@ export function useChat({ conversationId, defaults, onCreated, onChanged }: Chat
       shown.push(placeholder(PENDING_ASSISTANT_ID, 'assistant', conv.id, nextSeq + 1, ''))
       setMessages(shown)
       setActionError(null)
-      setActiveStream({ requestId, conversationId: conv.id, assistantMessageId: null })
+      setActiveStream({ requestId, conversationId: conv.id, assistantMessageId: null, loadProgress: null })
       let started = false
       const onEvent = (event: ChatEvent): void => {
         if (event.type === 'started') {
           started = true
-          setActiveStream({ requestId, conversationId: conv.id, assistantMessageId: event.assistantMessage.id })
+          setActiveStream({ requestId, conversationId: conv.id, assistantMessageId: event.assistantMessage.id, loadProgress: null })
           if (viewRef.current !== conv.id) return
           flush()
           const fresh = event.userMessage === null ? [event.assistantMessage] : [event.userMessage, event.assistantMessage]
           setMessages([...base, ...fresh])
-        } else if (viewRef.current === conv.id) {
-          queueDelta(event.messageId, event.text)
+        } else if (event.type === 'loading') {
+          setActiveStream((s) => (s === null || s.requestId !== requestId ? s : { ...s, loadProgress: event.progress }))
+        } else {
+          // the first text ends the model's loading (the same object after that, so no re-render per token)
+          setActiveStream((s) => (s === null || s.loadProgress === null ? s : { ...s, loadProgress: null }))
+          if (viewRef.current === conv.id) queueDelta(event.messageId, event.text)
         }
       }
       try {

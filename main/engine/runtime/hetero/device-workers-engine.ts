@@ -8,8 +8,9 @@
  * its prefill phase in chunks of placement.prefillChunkTokens, pipelined across devices. The KV cache
  * stays in the device workers (see device-setup.ts for who holds which layer).
  */
+import type { LoadProgressListener } from '../load-progress'
 import type { DeviceInfo } from '../../devices'
-import { cachedGraphPath, compileSegment, graphTargetOf, modelFingerprint, resolveGraphCacheDir, segmentCacheKey, VALUE, type CompilableModel, type ExternalWeights, type GraphOptions } from '../../graph'
+import { cachedGraphPath, compileSegment, graphTargetOf, modelFingerprint, resolveGraphCacheDir, segmentCacheKey, VALUE, type CompilableModel, type CompileSink, type GraphOptions } from '../../graph'
 import { openOrCompile } from '../session/open-cached-graph'
 import { dequantizeRows, type ModelConfig } from '../../model'
 import type { Phase, Placement } from '../../plan'
@@ -39,6 +40,8 @@ export interface DeviceWorkersOptions {
   readonly cacheDir?: string
   /** where busy time is recorded (slot i = `deviceIds[i]`); default a fresh board */
   readonly usage?: UsageBoard
+  /** hears what setting up is doing (each segment's compile, hash, session) */
+  readonly onProgress?: LoadProgressListener
 }
 
 /** How a heterogeneous engine was set up, in milliseconds. */
@@ -132,9 +135,9 @@ export class DeviceWorkersEngine implements ForwardEngine {
         const ep = infos.find((d) => d.id === s.device)?.ep ?? 'cpu'
         const graph: GraphOptions = { ...options.graph, target: graphTargetOf(ep) }
         const path = cachedGraphPath(cacheDir, segmentCacheKey(modelHash, s.spec, graph, s.part ?? undefined))
-        const compile = (external: ExternalWeights): Uint8Array => compileSegment(model, s.spec, graph, s.part, external)
+        const compile = (sink: CompileSink): Uint8Array => compileSegment(model, s.spec, graph, s.part, sink)
         then(s.device, async () => {
-          const opened = await openOrCompile(path, compile, (p) => host(s.device).loadSession(s.key, s.label, p))
+          const opened = await openOrCompile(path, compile, (p) => host(s.device).loadSession(s.key, s.label, p), { onProgress: options.onProgress })
           compileMs += opened.compileMs
           if (opened.cacheHit) cacheHits++
         })

@@ -3,6 +3,7 @@
  * the calling thread. Calls are queued in order in the worker; a worker crash or exit rejects every
  * pending call and every later one with WorkerExitedError.
  */
+import type { LoadProgressListener } from '../load-progress'
 import type { Worker } from 'node:worker_threads'
 import type { DeviceInfo } from '../../devices'
 import type { Placement } from '../../plan'
@@ -19,7 +20,7 @@ export interface ModelWorkerOptions {
   readonly tokenizerPath?: string
   /** compiled-graph cache folder (default: $TANDEM_CACHE_DIR, $XDG_CACHE_HOME/tandem/graphs, ~/.cache/tandem/graphs) */
   readonly cacheDir?: string
-  /** ONNX Runtime intra-op threads (default: ORT's choice, all cores) */
+  /** ONNX Runtime intra-op threads (default: the physical cores, devices/cpu-cores.ts) */
   readonly threads?: number
   /** cap the context below the model's own (the KV cache may grow up to it); default DEFAULT_MAX_CONTEXT (context.ts) */
   readonly maxContext?: number
@@ -32,6 +33,8 @@ export interface ModelWorkerOptions {
   readonly devices?: readonly DeviceInfo[]
   /** tokens per prefill chunk without a placement (a placement brings its own); default the planner's DEFAULT_PREFILL_CHUNK_TOKENS */
   readonly prefillChunkTokens?: number
+  /** hears what the open is doing until the model is ready (compiling, reading, preparing) */
+  readonly onProgress?: LoadProgressListener
 }
 
 /** A model in a worker: forward tokens, get the last position's logits. */
@@ -143,6 +146,10 @@ export async function openModelWorker(model: string | ModelHeader, options: Mode
     }
     if (msg.type === 'init-error') {
       onInitError?.(errorFromWire(msg.error))
+      return
+    }
+    if (msg.type === 'progress') {
+      options.onProgress?.(msg.progress)
       return
     }
     const p = msg.id === null ? undefined : pending.get(msg.id)

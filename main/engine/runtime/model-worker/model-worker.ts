@@ -10,6 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads'
 import { readWeights, type ModelConfig } from '../../model'
 import { defaultPrefillChunkTokens, maxPrefillChunkTokens, parsePlacement, weightInfoOf } from '../../plan'
 import { chooseEngine } from '../engine-choice'
+import type { LoadProgress } from '../load-progress'
 import type { ForwardEngine } from '../forward'
 import { DeviceWorkersEngine } from '../hetero/device-workers-engine'
 import { resolveContext } from '../context'
@@ -33,6 +34,18 @@ function prefillChunkOf(config: ModelConfig, tokens: number | undefined): number
   return tokens
 }
 
+/** Progress to the client: every stage change, and within a stage at most every PROGRESS_INTERVAL_MS. */
+const PROGRESS_INTERVAL_MS = 100
+let lastProgress: { stage: string; at: number } | null = null
+function postProgress(progress: LoadProgress): void {
+  const now = performance.now()
+  const last = lastProgress
+  const finished = progress.total > 0 && progress.done === progress.total
+  if (last !== null && last.stage === progress.stage && now - last.at < PROGRESS_INTERVAL_MS && !finished) return
+  lastProgress = { stage: progress.stage, at: now }
+  post({ type: 'progress', progress })
+}
+
 async function start(init: WorkerInit): Promise<ForwardEngine> {
   // the caller parsed the header; only the weights are read here
   const weights = readWeights(init.layout)
@@ -43,14 +56,14 @@ async function start(init: WorkerInit): Promise<ForwardEngine> {
   const placement = init.placement === undefined ? null : parsePlacement(init.placement, c, init.devices ?? [], weightInfoOf(weights))
   const choice = placement === null ? null : chooseEngine(placement, c, init.devices ?? [])
   if (placement === null || choice?.kind === 'single-session') {
-    const { session, info } = await openCachedGraph(compilable, { cacheDir: init.cacheDir, threads: init.threads, graph: { ropeTableLength } })
+    const { session, info } = await openCachedGraph(compilable, { cacheDir: init.cacheDir, threads: init.threads, graph: { ropeTableLength }, onProgress: postProgress })
     const prefillChunkTokens = placement?.prefillChunkTokens ?? prefillChunkOf(c, init.prefillChunkTokens)
     const engine = new SingleSessionEngine(compilable, session, { contextLength, prefillChunkTokens, usage: { board, slot: 0 } })
     const device = choice?.kind === 'single-session' ? choice.device.id : 'cpu'
     post({ type: 'ready', contextLength, compileInfo: info, usageDevices: [device] })
     return engine
   }
-  const engine = await DeviceWorkersEngine.create(compilable, placement, { contextLength, devices: init.devices ?? [], threads: init.threads, graph: { ropeTableLength }, cacheDir: init.cacheDir, usage: board })
+  const engine = await DeviceWorkersEngine.create(compilable, placement, { contextLength, devices: init.devices ?? [], threads: init.threads, graph: { ropeTableLength }, cacheDir: init.cacheDir, usage: board, onProgress: postProgress })
   const s = engine.setupInfo
   const compileInfo: CompileInfo = {
     cacheHit: s.cacheHits === s.graphs,

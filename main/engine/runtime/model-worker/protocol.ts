@@ -7,6 +7,7 @@ import { FieldReader, failWith, isRecord } from '../../../common/reader'
 import { MAX_DEVICE_ID_LENGTH, readDeviceList, type DeviceInfo } from '../../devices'
 import { readModelConfig, readWeightLayout, type ModelConfig, type WeightLayout } from '../../model'
 import { ProtocolError } from '../errors'
+import { readLoadProgress, type LoadProgress } from '../load-progress'
 import type { CompileInfo } from '../session/open-cached-graph'
 import { MAX_USAGE_DEVICES } from '../usage'
 import { MAX_PATH_LENGTH, MAX_POSITION } from '../wire-limits'
@@ -60,6 +61,8 @@ export type WorkerResponse =
       readonly usageDevices: readonly string[]
     }
   | { readonly type: 'init-error'; readonly error: WireError }
+  /** while starting: what the open is doing */
+  | { readonly type: 'progress'; readonly progress: LoadProgress }
   | { readonly type: 'logits'; readonly id: number; readonly logits: Float32Array }
   | { readonly type: 'done'; readonly id: number }
   | { readonly type: 'error'; readonly id: number | null; readonly error: WireError }
@@ -116,7 +119,7 @@ function readWireError(r: FieldReader): WireError {
 /** Validates a response from the worker of a model with `config` (logits length, context length). */
 export function parseWorkerResponse(v: unknown, config: ModelConfig): WorkerResponse {
   const r = new FieldReader(fail, 'response', v)
-  switch (r.choice('type', ['ready', 'init-error', 'logits', 'done', 'error'])) {
+  switch (r.choice('type', ['ready', 'init-error', 'progress', 'logits', 'done', 'error'])) {
     case 'ready': {
       const info = r.record('compileInfo')
       return {
@@ -128,6 +131,8 @@ export function parseWorkerResponse(v: unknown, config: ModelConfig): WorkerResp
     }
     case 'init-error':
       return { type: 'init-error', error: readWireError(r) }
+    case 'progress':
+      return { type: 'progress', progress: readLoadProgress(r.record('progress')) }
     case 'logits': {
       const logits = r.raw('logits')
       if (!(logits instanceof Float32Array)) return r.reject('logits', 'expected a Float32Array')

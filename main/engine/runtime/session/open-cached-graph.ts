@@ -13,9 +13,10 @@ import {
   resolveGraphCacheDir,
   writeCompiledGraph,
   type CompilableModel,
-  type ExternalWeights,
+  type CompileSink,
   type GraphOptions
 } from '../../graph'
+import type { LoadProgressListener } from '../load-progress'
 
 /** How the graph was obtained, with timings in milliseconds. */
 export interface CompileInfo {
@@ -38,6 +39,15 @@ export interface CachedGraphOptions {
   readonly configEntries?: Readonly<Record<string, string>>
   /** write an ORT per-node profile with this path prefix (the session's endProfiling flushes it) */
   readonly profileFilePrefix?: string
+  /** hears what the open is doing (compiling, reading, preparing) */
+  readonly onProgress?: LoadProgressListener
+}
+
+/** What openOrCompile does besides compiling and opening. */
+export interface CompileHooks {
+  /** the model's full content hash (recorded beside a graph compiled here); reports bytes hashed so far */
+  readonly contentHash?: (onBytes: (done: number, total: number) => void) => string
+  readonly onProgress?: LoadProgressListener
 }
 
 /** How one cached graph was opened, in milliseconds. */
@@ -55,8 +65,11 @@ export interface CachedOpen<T> {
  * write by a crashed older version, disk corruption) — compiles it, writes it atomically over the old file,
  * and opens that. The single session and every device-worker segment go through here.
  */
-export async function openOrCompile<T>(path: string, compile: (external: ExternalWeights) => Uint8Array, open: (path: string) => Promise<T>, contentHash?: () => string): Promise<CachedOpen<T>> {
+export async function openOrCompile<T>(path: string, compile: (sink: CompileSink) => Uint8Array, open: (path: string) => Promise<T>, hooks: CompileHooks = {}): Promise<CachedOpen<T>> {
+  const { contentHash, onProgress } = hooks
+  const preparing = (): void => onProgress?.({ stage: 'preparing', done: 0, total: 0 })
   if (await cachedGraphExists(path)) {
+    preparing()
     const t0 = performance.now()
     try {
       return { value: await open(path), cacheHit: true, compileMs: 0, openMs: performance.now() - t0 }
@@ -65,8 +78,11 @@ export async function openOrCompile<T>(path: string, compile: (external: Externa
     }
   }
   const t1 = performance.now()
-  await writeCompiledGraph(path, compile, contentHash?.())
+  const onGroup = (done: number, total: number): void => onProgress?.({ stage: 'compiling', done, total })
+  const hash = contentHash && ((): string => contentHash((done, total) => onProgress?.({ stage: 'reading', done, total })))
+  await writeCompiledGraph(path, (external) => compile({ external, onGroup }), hash)
   const compileMs = performance.now() - t1
+  preparing()
   const t2 = performance.now()
   return { value: await open(path), cacheHit: false, compileMs, openMs: performance.now() - t2 }
 }
@@ -83,6 +99,9 @@ export async function openCachedGraph(model: CompilableModel, options: CachedGra
   const t0 = performance.now()
   const graphPath = cachedGraphPath(resolveGraphCacheDir(options.cacheDir), graphCacheKey(model, options.graph))
   const hashMs = performance.now() - t0
-  const opened = await openOrCompile(graphPath, (external) => compileModel(model, options.graph, external), (path) => createSession(path, sessionConfig), () => modelContentHash(model))
+  const opened = await openOrCompile(graphPath, (sink) => compileModel(model, options.graph, sink), (path) => createSession(path, sessionConfig), {
+    contentHash: (onBytes) => modelContentHash(model, onBytes),
+    onProgress: options.onProgress
+  })
   return { session: opened.value, info: { cacheHit: opened.cacheHit, compileMs: hashMs + opened.compileMs, sessionMs: opened.openMs, graphPath } }
 }

@@ -9,6 +9,8 @@ import { closeSync, openSync, writeSync } from 'node:fs'
 
 /** Initializers smaller than this stay inside the graph (constants, norms of small models, shape tensors). */
 export const EXTERNAL_MIN_BYTES = 4096
+/** Largest single write() (Node refuses lengths of 2 GiB and more; one tensor can be that large). */
+const WRITE_CHUNK_BYTES = 256 << 20
 /** Alignment of every external tensor's offset. */
 export const EXTERNAL_ALIGNMENT = 64 * 1024
 
@@ -63,6 +65,6 @@ export class ExternalWeights {
   private writeAll(bytes: Uint8Array): void {
     if (this.fd === null) throw new Error('external weights file is closed')
     let at = 0
-    while (at < bytes.byteLength) at += writeSync(this.fd, bytes, at, bytes.byteLength - at)
+    while (at < bytes.byteLength) at += writeSync(this.fd, bytes, at, Math.min(WRITE_CHUNK_BYTES, bytes.byteLength - at))
   }
 }

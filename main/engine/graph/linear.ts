@@ -39,11 +39,24 @@ export function int8RoundingOf(t: Tensor, options: GraphOptions): Int8Rounding |
   return { block, minsT }
 }
 
-/** Transposes W [n, k] (row-major), times `factor`, into columns [off, off + n) of out [k, stride]. */
+/** Side of the square tiles transposeInto walks: a tile's rows and columns both stay in cache. */
+const TRANSPOSE_TILE = 64
+
+/**
+ * Transposes W [n, k] (row-major), times `factor`, into columns [off, off + n) of out [k, stride]. Tile by
+ * tile: a plain row-by-row walk writes each value `stride` floats from the last (a cache miss per value), and
+ * a 262k-row output projection took minutes.
+ */
 function transposeInto(out: Float32Array, stride: number, off: number, w: Float32Array, n: number, k: number, factor: number): void {
-  for (let r = 0; r < n; r++) {
-    const row = r * k
-    for (let c = 0; c < k; c++) out[c * stride + off + r] = factor === 1 ? w[row + c] : w[row + c] * factor
+  for (let r0 = 0; r0 < n; r0 += TRANSPOSE_TILE) {
+    const r1 = Math.min(n, r0 + TRANSPOSE_TILE)
+    for (let c0 = 0; c0 < k; c0 += TRANSPOSE_TILE) {
+      const c1 = Math.min(k, c0 + TRANSPOSE_TILE)
+      for (let c = c0; c < c1; c++) {
+        const dst = c * stride + off
+        for (let r = r0; r < r1; r++) out[dst + r] = w[r * k + c] * factor
+      }
+    }
   }
 }
 

@@ -166,20 +166,22 @@ export class EmitContext {
   }
 
   /**
-   * RotaryEmbedding's position_ids and cos/sin caches. CPU: the run's positions [1, S] int64 into the
-   * whole tables. WebGPU (which reshapes and casts no int64 data, but gathers by int64 indices): the
-   * tables' rows for this run [S, ropeDim/2] and position_ids [1] = 0, the form where row s rotates by
-   * cache row 0 + s.
+   * RotaryEmbedding's position_ids and cos/sin caches. CPU: position_ids [1] = the run's first position P
+   * into the whole tables (row s rotates by table row P + s: a run's positions are always P..P+S−1), the
+   * same value the past mask compares against. WebGPU (which reshapes and casts no int64 data, but gathers
+   * by int64 indices): the tables' rows for this run [S, ropeDim/2] and position_ids [1] = 0.
    */
   ropeInputs(): { positionIds: string; cos: string; sin: string } {
     const tables = this.ropeTables()
-    if (this.options.target === 'cpu') {
-      const positionIds = this.once('positions:ids', () => this.b.op('Unsqueeze', [this.get('positions'), this.i64([0])], { name: 'rope/position_ids' }))
-      return { positionIds, ...tables }
-    }
+    if (this.options.target === 'cpu') return { positionIds: this.firstPosition(), ...tables }
     const rows = (which: 'cos' | 'sin'): string =>
       this.once(`rope:rows:${which}`, () => this.b.op('Gather', [tables[which], this.get('positions')], { name: `rope/${which}_rows`, attrs: { axis: { int: 0 } } }))
     return { positionIds: this.i64([0]), cos: rows('cos'), sin: rows('sin') }
+  }
+
+  /** The run's first position P (= the positions cached before it), as [1] int64. */
+  private firstPosition(): string {
+    return this.once('positions:first', () => this.b.op('Slice', [this.get('positions'), this.i64([0]), this.i64([1])], { name: 'positions/first' }))
   }
 
   /** The run's positions as float32 [S], gathered from a table 0..ropeTableLength−1 (WebGPU target: its masks run on floats). */
@@ -205,29 +207,27 @@ export class EmitContext {
    * Additive mask [C] over the cache positions: 0 for the P cached ones (t < positions[0]), −∞ for the
    * free capacity beyond them. Every query of the run sees all cached positions (they all come before it).
    */
-  pastMask(pastKeys: string): string {
+  private pastMask(pastKeys: string): string {
     return this.once('mask:past', () => {
       const b = this.b
       const cap = b.op('Squeeze', [this.capacity(pastKeys), this.i64([0])], { name: 'mask/capacity_scalar' })
       const keyPos = b.op('Range', [this.i64([0], true), cap, this.i64([1], true)], { name: 'mask/cache_pos' })
-      const cached = b.op('Slice', [this.get('positions'), this.i64([0]), this.i64([1])], { name: 'mask/cached_len' })
-      const valid = b.op('Less', [keyPos, cached], { name: 'mask/cache_valid' })
+      const valid = b.op('Less', [keyPos, this.firstPosition()], { name: 'mask/cache_valid' })
       return b.op('Where', [valid, this.f32Scalar(0), this.f32Scalar(-Infinity)], { name: 'mask/past' })
     })
   }
 
   /**
    * Additive causal mask among the run's own tokens: [g·S, S] with row r = i·S + s (query head i of a KV
-   * group, token s) seeing the run's tokens 0..s.
+   * group, token s) seeing the run's tokens 0..s — key position ≤ query position, compared straight from
+   * the positions ([S] against [S, 1] broadcasts to [S, S]).
    */
-  newMask(groupSize: number): string {
+  private newMask(groupSize: number): string {
     return this.once(`mask:new:${groupSize}`, () => {
       const b = this.b
-      const len = b.op('Squeeze', [this.runLength(), this.i64([0])], { name: 'mask/run_len_scalar' })
-      const idx = b.op('Range', [this.i64([0], true), len, this.i64([1], true)], { name: 'mask/run_pos' })
-      const keyRow = b.op('Unsqueeze', [idx, this.i64([0])], { name: 'mask/key_row' }) // [1, S]
-      const queryCol = b.op('Unsqueeze', [idx, this.i64([1])], { name: 'mask/query_col' }) // [S, 1]
-      const visible = b.op('LessOrEqual', [keyRow, queryCol], { name: 'mask/visible' })
+      const positions = this.get('positions')
+      const queryCol = b.op('Unsqueeze', [positions, this.i64([1])], { name: 'mask/query_col' }) // [S, 1]
+      const visible = b.op('LessOrEqual', [positions, queryCol], { name: 'mask/visible' })
       const additive = b.op('Where', [visible, this.f32Scalar(0), this.f32Scalar(-Infinity)], { name: 'mask/new' })
       return groupSize === 1 ? additive : b.op('Tile', [additive, this.i64([groupSize, 1])], { name: 'mask/new_per_group' })
     })
@@ -239,13 +239,19 @@ export class EmitContext {
    */
   attentionMask(pastKeys: string, groupSize: number): string {
     if (this.options.target === 'webgpu') return this.attentionMaskFloat(pastKeys, groupSize)
-    return this.once(`mask:attn:${groupSize}`, () => {
-      const b = this.b
-      const rows = b.op('Mul', [this.runLength(), this.i64([groupSize])], { name: `mask/rows_${groupSize}` })
-      const shape = b.op('Concat', [rows, this.capacity(pastKeys)], { name: `mask/past_shape_${groupSize}`, attrs: { axis: { int: 0 } } })
-      const pastRows = b.op('Expand', [this.pastMask(pastKeys), shape], { name: `mask/past_rows_${groupSize}` })
-      return b.op('Concat', [pastRows, this.newMask(groupSize)], { name: `mask/attn_${groupSize}`, attrs: { axis: { int: -1 } } })
-    })
+    return this.once(`mask:attn:${groupSize}`, () => this.joinMasks(this.pastMask(pastKeys), this.newMask(groupSize), groupSize))
+  }
+
+  /**
+   * [g·S, C + S] from the cache part [C] and the causal part [g·S, S]: the cache part gets its rows by
+   * broadcasting against the causal part's first column, which is 0 on every row (key 0 ≤ any query) — no
+   * shape arithmetic, which the WebGPU EP would leave to the CPU.
+   */
+  private joinMasks(past: string, own: string, groupSize: number): string {
+    const b = this.b
+    const zeroCol = b.op('Slice', [own, this.i64([0]), this.i64([1]), this.i64([1])], { name: `mask/zero_col_${groupSize}` })
+    const pastRows = b.op('Add', [past, zeroCol], { name: `mask/past_rows_${groupSize}` })
+    return b.op('Concat', [pastRows, own], { name: `mask/attn_${groupSize}`, attrs: { axis: { int: -1 } } })
   }
 
   /** Cuts attention probabilities [.., C + S] into the cache part [.., C] and the run's own part [.., S]. */
@@ -282,10 +288,7 @@ export class EmitContext {
       const cached = b.op('Slice', [pos, this.i64([0]), this.i64([1])], { name: 'mask/cached_len' }) // [1]: P
       const valid = b.op('LessOrEqual', [slot, cached], { name: 'mask/cache_valid' })
       const past = b.op('Where', [valid, this.f32Scalar(0), this.f32Scalar(-Infinity)], { name: 'mask/past' }) // [C]
-      // rows [g·S, C] by broadcasting against the causal part's first column, which is 0 on every row (key 0 ≤ any query)
-      const zeroCol = b.op('Slice', [own, this.i64([0]), this.i64([1]), this.i64([1])], { name: `mask/zero_col_${groupSize}` })
-      const pastRows = b.op('Add', [past, zeroCol], { name: `mask/past_rows_${groupSize}` })
-      return b.op('Concat', [pastRows, own], { name: `mask/attn_${groupSize}`, attrs: { axis: { int: -1 } } })
+      return this.joinMasks(past, own, groupSize)
     })
   }
 

@@ -1,7 +1,7 @@
 /** @file The stats line and its detail (pure renderer code): device names as the app reports them, and per-device busy time. */
 import { describe, expect, it } from 'vitest'
 import type { MessageStats } from '../../preload/api'
-import { formatDeviceBusy, formatDevices, formatStatsDetail, formatStatsLine } from '../../renderer/src/lib/format'
+import { formatBytes, formatDeviceBusy, formatDevices, formatLoadProgress, formatStatsDetail, formatStatsLine } from '../../renderer/src/lib/format'
 
 const stats: MessageStats = {
   ttftMs: 42,
@@ -30,5 +30,13 @@ describe('stats formatting', () => {
     ]
     expect(formatDeviceBusy(busy)).toBe('CPU (2 cores) 120 ms, Software GPU (lavapipe) 1.5 s')
     expect(formatStatsDetail({ ...stats, deviceBusy: busy })).toMatch(/, busy: CPU \(2 cores\) 120 ms, Software GPU \(lavapipe\) 1\.5 s$/)
+  })
+})
+
+describe('model load progress', () => {
+  it('says which stage, with its measure where it has one', () => {
+    expect(formatLoadProgress({ stage: 'compiling', done: 5, total: 18 })).toBe('Compiling the model for this computer: step 5 of 18')
+    expect(formatLoadProgress({ stage: 'reading', done: 3_000_000, total: 12_000_000 })).toBe(`Checking the model file: ${formatBytes(3_000_000)} of ${formatBytes(12_000_000)}`)
+    expect(formatLoadProgress({ stage: 'preparing', done: 0, total: 0 })).toBe('Loading the model…')
   })
 })

@@ -4,23 +4,11 @@
  */
 import type { JSX } from 'react'
 import type { ModelLoadProgress } from '../../../preload/api'
-import { formatBytes } from '../lib/format'
-
-/** The sentence for a stage; exported for tests. */
-export function describeLoad(p: ModelLoadProgress): string {
-  switch (p.stage) {
-    case 'compiling':
-      return `Compiling the model for this computer: step ${p.done} of ${p.total}`
-    case 'reading':
-      return `Checking the model file: ${formatBytes(p.done)} of ${formatBytes(p.total)}`
-    case 'preparing':
-      return 'Loading the model…'
-  }
-}
+import { formatLoadProgress } from '../lib/format'
 
 /** A labelled progress bar; indeterminate while the stage has no measure. */
 export function ModelLoadBar({ progress }: { readonly progress: ModelLoadProgress }): JSX.Element {
-  const text = describeLoad(progress)
+  const text = formatLoadProgress(progress)
   const measured = progress.total > 0
   return (
     <div className="model-load" data-stage={progress.stage}>

@@ -1,5 +1,5 @@
 /** @file Display formatting: stats lines, sizes, dates. Pure functions, no React. */
-import type { MessageStats } from '../../../preload/api'
+import type { MessageStats, ModelLoadProgress } from '../../../preload/api'
 
 /** Milliseconds for humans: "12 ms", "1.4 s". */
 export function formatMs(ms: number): string {
@@ -88,4 +88,16 @@ export function titleFromMessage(content: string, maxChars = 60): string {
   const cut = line.slice(0, maxChars)
   const space = cut.lastIndexOf(' ')
   return `${(space > maxChars / 2 ? cut.slice(0, space) : cut).trimEnd()}…`
+}
+
+/** What opening a model is doing, in words (the reply's progress bar and its accessible name). */
+export function formatLoadProgress(p: ModelLoadProgress): string {
+  switch (p.stage) {
+    case 'compiling':
+      return `Compiling the model for this computer: step ${p.done} of ${p.total}`
+    case 'reading':
+      return `Checking the model file: ${formatBytes(p.done)} of ${formatBytes(p.total)}`
+    case 'preparing':
+      return 'Loading the model…'
+  }
 }

@@ -6,6 +6,7 @@ const t = (label: string, t0: number) => console.log(label, (performance.now() -
 let t0 = performance.now()
 const m = await loadModel(path, { weights: false })
 t(`header (${m.tokenizer.vocabSize} tokens)`, t0)
+console.log('after header', (await import('node:fs')).readFileSync('/proc/self/status', 'utf8').match(/VmRSS.*/g))
 t0 = performance.now(); const w = readWeights(m.layout); t('readWeights', t0)
 t0 = performance.now(); modelFingerprint({ config: m.config, weights: w }); t('fingerprint', t0)
 t0 = performance.now()

@@ -3,7 +3,7 @@
  * app in the browser (main/cli/serve.ts), `devices` lists the compute devices (main/cli/devices.ts).
  * stdout carries only the result (text or one JSON object); diagnostics go to stderr.
  */
-import { discoverDevices, loadModel, TextModel, type ChatMessage, type GenerationResult, type LoadedModel } from '../engine'
+import { discoverDevices, loadModel, TextModel, type ChatMessage, type GenerationResult, type LoadedModel, type LoadProgress } from '../engine'
 import { HELP, parseCli, UsageError, type GenerateArgs, type InfoArgs } from './args'
 import { devices } from './devices'
 import { resolveCliPlacement } from './placement'
@@ -31,6 +31,21 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
+/** What a first open is doing, one line per stage on stderr (a cached open, which only prepares, says nothing). */
+function firstOpenReporter(log: (line: string) => void): (p: LoadProgress) => void {
+  const said = new Set<string>()
+  const lines: Readonly<Record<LoadProgress['stage'], string>> = {
+    compiling: 'compiling the model for this machine (once; later runs reuse it)…',
+    reading: 'hashing the model file for the cache…',
+    preparing: 'loading the compiled model…'
+  }
+  return (p) => {
+    if (said.has(p.stage) || (p.stage === 'preparing' && !said.has('compiling'))) return
+    said.add(p.stage)
+    log(lines[p.stage])
+  }
+}
+
 async function generate(args: GenerateArgs): Promise<number> {
   const log = (line: string): void => void process.stderr.write(`tandem: ${line}\n`)
   // the header is parsed once, here; the placement and the model worker use what it found
@@ -42,7 +57,8 @@ async function generate(args: GenerateArgs): Promise<number> {
     placement: placed?.placement,
     devices: placed?.devices,
     // with a placement, --prefill-chunk already set its chunk
-    prefillChunkTokens: placed === null ? args.prefillChunk : undefined
+    prefillChunkTokens: placed === null ? args.prefillChunk : undefined,
+    onProgress: firstOpenReporter(log)
   })
   let r: GenerationResult
   try {

@@ -105,6 +105,21 @@ describe('tandem generate', () => {
     expect(a.tokens).toHaveLength(20)
   })
 
+  it('says on stderr what a first open does, and nothing when the compiled model is reused', async () => {
+    const cache = join(scratch.dir, 'fresh-cache')
+    const args = ['generate', '--model', sharedModel('stories260K/stories260K.gguf'), '--max-tokens', '2', '--cache-dir', cache]
+    const first = await tandem(args)
+    expect(first.code).toBe(0)
+    expect(first.stderr.split('\n').filter((l) => l.startsWith('tandem: '))).toEqual([
+      'tandem: compiling the model for this machine (once; later runs reuse it)…',
+      'tandem: hashing the model file for the cache…',
+      'tandem: loading the compiled model…'
+    ])
+    const again = await tandem(args)
+    expect(again.code).toBe(0)
+    expect(again.stderr).toBe('')
+  })
+
   it('finds the tokenizer given with --tokenizer when it is not beside the model', async () => {
     const copy = join(scratch.dir, 'alone.bin')
     copyFileSync(sharedModel('stories260K/stories260K.bin'), copy)

@@ -65,6 +65,13 @@ describe('worker response validation', () => {
     expect(() => parseWorkerResponse({ type: 'ready', contextLength: 16, compileInfo: { ...info, sessionMs: -1 } }, config)).toThrow(ProtocolError)
   })
 
+  it('accepts load progress with a known stage and done within total', () => {
+    expect(parseWorkerResponse({ type: 'progress', progress: { stage: 'compiling', done: 3, total: 9 } }, config)).toEqual({ type: 'progress', progress: { stage: 'compiling', done: 3, total: 9 } })
+    for (const progress of [{ stage: 'baking', done: 0, total: 0 }, { stage: 'reading', done: 10, total: 9 }, { stage: 'reading', done: -1, total: 9 }, { stage: 'preparing', done: 0 }]) {
+      expect(() => parseWorkerResponse({ type: 'progress', progress }, config)).toThrow(ProtocolError)
+    }
+  })
+
   it('checks logits are a Float32Array of vocabulary length', () => {
     const vocab = config.vocabSize
     expect(parseWorkerResponse({ type: 'logits', id: 1, logits: new Float32Array(vocab) }, config).type).toBe('logits')

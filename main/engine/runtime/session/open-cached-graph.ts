@@ -16,7 +16,7 @@ import {
   type CompileSink,
   type GraphOptions
 } from '../../graph'
-import { collectGarbage } from '../../../common/collect-garbage'
+import { collectGarbage } from './collect-garbage'
 import type { LoadProgressListener } from '../load-progress'
 
 /** How the graph was obtained, with timings in milliseconds. */

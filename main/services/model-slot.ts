@@ -31,6 +31,8 @@ export class ModelSlot {
   /** this process's stand-in for an unwritable graph cache, made on first need */
   private fallbackDir: string | null = null
   private notice: string | null = null
+  /** open models whose cached graph turned out not to match their file (see acquire) */
+  private readonly stale = new WeakSet<TextModel>()
 
   constructor(private readonly options: ModelSlotOptions) {}
 
@@ -42,7 +44,8 @@ export class ModelSlot {
   async acquire(entry: ModelEntry, placed: ModelPlacement, onProgress?: (p: LoadProgress) => void): Promise<TextModel> {
     const fileKey = `${entry.sizeBytes}:${entry.modifiedMs}`
     const open = this.current
-    if (open !== null && open.id === entry.id && open.fileKey === fileKey && open.placementKey === placed.key) return open.model
+    const same = open !== null && open.id === entry.id && open.fileKey === fileKey && open.placementKey === placed.key
+    if (same && !this.stale.has(open.model)) return open.model
     await this.release()
     const cacheDir = await this.usableCacheDir()
     try {
@@ -54,6 +57,13 @@ export class ModelSlot {
         onProgress
       })
       this.current = { id: entry.id, fileKey, placementKey: placed.key, model }
+      // a cached graph whose full check fails (the file changed in a way its sampled key missed) was removed
+      // from the cache: the next acquire opens the model again, which compiles it from the bytes as they are
+      void model.worker.verification.then((result) => {
+        if (result !== 'stale') return
+        this.stale.add(model)
+        process.stderr.write(`tandem: ${entry.name} changed since it was compiled; it is compiled again for the next reply\n`)
+      })
       return model
     } catch (err) {
       if (isDiskFull(err)) {

@@ -59,22 +59,58 @@ function updateWithData(h: ReturnType<typeof createHash>, t: Tensor): void {
   }
 }
 
+/** Rows hashed per step of `contentHashSteps` (a tensor still in its file reads only those): about this many bytes. */
+const HASH_STEP_BYTES = 16 << 20
+
 /**
- * Hex sha256 of a model's content: its config and every tensor's bytes, one tensor in memory at a time (a
- * pass over the whole file). `onTensor` hears the bytes hashed so far and the total after each tensor.
+ * Feeds the model's content into `h` — its config, then every tensor's name, shape, encoding and bytes —
+ * yielding the bytes done after each step of at most ~HASH_STEP_BYTES, so a caller can pause between steps.
  */
-export function modelContentHash(model: CompilableModel, onTensor?: (doneBytes: number, totalBytes: number) => void): string {
-  const h = createHash('sha256')
+function* contentHashSteps(model: CompilableModel, h: ReturnType<typeof createHash>): Generator<number, void> {
   h.update(`${JSON.stringify(model.config)}\n`)
-  const tensors = modelTensors(model)
-  const total = tensors.reduce((a, t) => a + tensorByteLength(t), 0)
   let done = 0
-  for (const t of tensors) {
+  for (const t of modelTensors(model)) {
     h.update(`${t.name}|${t.shape.join('x')}|${encodingOf(t)}\n`)
-    updateWithData(h, t)
-    done += tensorByteLength(t)
-    onTensor?.(done, total)
+    const bytes = tensorByteLength(t)
+    const rows = t.shape.length === 2 ? tensorRows(t) : 0
+    const step = rows > 0 ? Math.max(1, Math.floor(HASH_STEP_BYTES / (bytes / rows))) : 0
+    // int8 groups hash all values, then all scales: row steps would interleave them
+    const slices = rows > 1 && t.data.kind !== 'int8-groups' ? Array.from({ length: Math.ceil(rows / step) }, (_, i) => sliceRows(t, i * step, Math.min(step, rows - i * step))) : [null]
+    if (slices.includes(null)) {
+      updateWithData(h, t)
+      done += bytes
+      yield done
+      continue
+    }
+    for (const part of slices) {
+      if (part === null) continue
+      updateWithData(h, part)
+      done += tensorByteLength(part)
+      yield done
+    }
   }
+}
+
+/** Total bytes `contentHashSteps` hashes. */
+function contentBytes(model: CompilableModel): number {
+  return modelTensors(model).reduce((a, t) => a + tensorByteLength(t), 0)
+}
+
+/**
+ * Hex sha256 of a model's content: its config and every tensor's bytes, a step of rows in memory at a time
+ * (a pass over the whole file). `onBytes` hears the bytes hashed so far and the total.
+ */
+export function modelContentHash(model: CompilableModel, onBytes?: (doneBytes: number, totalBytes: number) => void): string {
+  const h = createHash('sha256')
+  const total = contentBytes(model)
+  for (const done of contentHashSteps(model, h)) onBytes?.(done, total)
+  return h.digest('hex')
+}
+
+/** modelContentHash, awaiting `pause()` between steps so the thread can serve other work meanwhile. */
+export async function modelContentHashPaced(model: CompilableModel, pause: () => Promise<void>): Promise<string> {
+  const h = createHash('sha256')
+  for (const _ of contentHashSteps(model, h)) await pause()
   return h.digest('hex')
 }
 

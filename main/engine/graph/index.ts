@@ -21,6 +21,7 @@ export {
   resolveGraphCacheDir,
   graphCacheKey,
   modelContentHash,
+  modelContentHashPaced,
   modelFingerprint,
   segmentCacheKey,
   cachedGraphPath,

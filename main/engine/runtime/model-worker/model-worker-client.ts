@@ -8,7 +8,7 @@ import type { Worker } from 'node:worker_threads'
 import type { DeviceInfo } from '../../devices'
 import type { Placement } from '../../plan'
 import { ContextOverflowError, ForwardCancelledError, ProtocolError, WorkerExitedError } from '../errors'
-import type { CompileInfo } from '../session/open-cached-graph'
+import type { CompileInfo, GraphVerification } from '../session/open-cached-graph'
 import { loadModel, type LoadedModel, type ModelConfig } from '../../model'
 import { MAX_FORWARD_TOKENS, parseWorkerResponse, type WireError, type WorkerInit, type WorkerRequest } from './protocol'
 import { startWorkerThread, workerEntryUrl } from '../worker-thread'
@@ -43,6 +43,12 @@ export interface ModelWorkerClient {
   /** positions the worker can hold: resolveContext (context.ts) of the model and maxContext */
   readonly contextLength: number
   readonly compileInfo: CompileInfo
+  /**
+   * Whether the cached graph was compiled from exactly these bytes, checked in the worker after it became ready
+   * (verifyCachedGraph). 'stale': the file changed in a way the cache key's sample missed; the entry is removed,
+   * and this model should be opened again (it compiles anew). 'unchecked' also when the worker ends first.
+   */
+  readonly verification: Promise<GraphVerification>
   /** the placement running (null: the default single CPU session) */
   readonly placement: Placement | null
   /** Cumulative busy time per device in use, read live (no round trip to the worker). */
@@ -124,7 +130,12 @@ export async function openModelWorker(model: string | ModelHeader, options: Mode
   let onReady: ((r: Ready) => void) | null = null
   let onInitError: ((err: Error) => void) | null = null
 
+  let settleVerification: (result: GraphVerification) => void = () => {}
+  const verification = new Promise<GraphVerification>((resolve) => {
+    settleVerification = resolve
+  })
   const failAll = (err: Error): void => {
+    settleVerification('unchecked')
     if (!exitError) exitError = err
     onInitError?.(err)
     for (const p of pending.values()) p.reject(err)
@@ -150,6 +161,10 @@ export async function openModelWorker(model: string | ModelHeader, options: Mode
     }
     if (msg.type === 'progress') {
       options.onProgress?.(msg.progress)
+      return
+    }
+    if (msg.type === 'verification') {
+      settleVerification(msg.result)
       return
     }
     const p = msg.id === null ? undefined : pending.get(msg.id)
@@ -191,6 +206,7 @@ export async function openModelWorker(model: string | ModelHeader, options: Mode
     config,
     contextLength: ready.contextLength,
     compileInfo: ready.compileInfo,
+    verification,
     placement: options.placement ?? null,
     usage: () => board.read(ready.usageDevices),
     async forward(tokens, pos, signal) {

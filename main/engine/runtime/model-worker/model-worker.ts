@@ -14,7 +14,7 @@ import type { LoadProgress } from '../load-progress'
 import type { ForwardEngine } from '../forward'
 import { DeviceWorkersEngine } from '../hetero/device-workers-engine'
 import { resolveContext } from '../context'
-import { openCachedGraph, type CompileInfo } from '../session/open-cached-graph'
+import { openCachedGraph, verifyCachedGraph, type CompileInfo, type GraphVerification } from '../session/open-cached-graph'
 import { SingleSessionEngine } from '../session/single-session-engine'
 import { UsageBoard } from '../usage'
 import { parseWorkerInit, parseWorkerRequest, requestIdOf, toWireError, type WorkerInit, type WorkerRequest, type WorkerResponse } from './protocol'
@@ -61,6 +61,12 @@ async function start(init: WorkerInit): Promise<ForwardEngine> {
     const engine = new SingleSessionEngine(compilable, session, { contextLength, prefillChunkTokens, usage: { board, slot: 0 } })
     const device = choice?.kind === 'single-session' ? choice.device.id : 'cpu'
     post({ type: 'ready', contextLength, compileInfo: info, usageDevices: [device] })
+    // a compile hashed these very bytes; a cache hit trusted a sample of them, so check them all now, between requests
+    const check = info.cacheHit ? verifyCachedGraph(compilable, info.graphPath) : Promise.resolve<GraphVerification>('verified')
+    void check.then(
+      (result) => post({ type: 'verification', result }),
+      () => post({ type: 'verification', result: 'unchecked' })
+    )
     return engine
   }
   const engine = await DeviceWorkersEngine.create(compilable, placement, { contextLength, devices: init.devices ?? [], threads: init.threads, graph: { ropeTableLength }, cacheDir: init.cacheDir, usage: board, onProgress: postProgress })
@@ -72,6 +78,8 @@ async function start(init: WorkerInit): Promise<ForwardEngine> {
     graphPath: `${s.cacheDir} (${s.graphs} graphs on ${engine.deviceIds.join(', ')}, ${s.cacheHits} from the cache)`
   }
   post({ type: 'ready', contextLength, compileInfo, usageDevices: engine.deviceIds })
+  // device segments record no content hash (their fingerprint key alone decides)
+  post({ type: 'verification', result: 'unchecked' })
   return engine
 }
 

@@ -8,7 +8,7 @@ import { MAX_DEVICE_ID_LENGTH, readDeviceList, type DeviceInfo } from '../../dev
 import { readModelConfig, readWeightLayout, type ModelConfig, type WeightLayout } from '../../model'
 import { ProtocolError } from '../errors'
 import { readLoadProgress, type LoadProgress } from '../load-progress'
-import type { CompileInfo } from '../session/open-cached-graph'
+import { GRAPH_VERIFICATIONS, type CompileInfo, type GraphVerification } from '../session/open-cached-graph'
 import { MAX_USAGE_DEVICES } from '../usage'
 import { MAX_PATH_LENGTH, MAX_POSITION } from '../wire-limits'
 
@@ -63,6 +63,8 @@ export type WorkerResponse =
   | { readonly type: 'init-error'; readonly error: WireError }
   /** while starting: what the open is doing */
   | { readonly type: 'progress'; readonly progress: LoadProgress }
+  /** once after 'ready': the full content hash against the one the cached graph was compiled from (see verifyCachedGraph) */
+  | { readonly type: 'verification'; readonly result: GraphVerification }
   | { readonly type: 'logits'; readonly id: number; readonly logits: Float32Array }
   | { readonly type: 'done'; readonly id: number }
   | { readonly type: 'error'; readonly id: number | null; readonly error: WireError }
@@ -119,7 +121,7 @@ function readWireError(r: FieldReader): WireError {
 /** Validates a response from the worker of a model with `config` (logits length, context length). */
 export function parseWorkerResponse(v: unknown, config: ModelConfig): WorkerResponse {
   const r = new FieldReader(fail, 'response', v)
-  switch (r.choice('type', ['ready', 'init-error', 'progress', 'logits', 'done', 'error'])) {
+  switch (r.choice('type', ['ready', 'init-error', 'progress', 'verification', 'logits', 'done', 'error'])) {
     case 'ready': {
       const info = r.record('compileInfo')
       return {
@@ -133,6 +135,8 @@ export function parseWorkerResponse(v: unknown, config: ModelConfig): WorkerResp
       return { type: 'init-error', error: readWireError(r) }
     case 'progress':
       return { type: 'progress', progress: readLoadProgress(r.record('progress')) }
+    case 'verification':
+      return { type: 'verification', result: r.choice('result', GRAPH_VERIFICATIONS) }
     case 'logits': {
       const logits = r.raw('logits')
       if (!(logits instanceof Float32Array)) return r.reject('logits', 'expected a Float32Array')

@@ -10,6 +10,9 @@ import {
   compileModel,
   graphCacheKey,
   modelContentHash,
+  modelContentHashPaced,
+  recordedContentHash,
+  removeCachedGraph,
   resolveGraphCacheDir,
   writeCompiledGraph,
   type CompilableModel,
@@ -107,4 +110,23 @@ export async function openCachedGraph(model: CompilableModel, options: CachedGra
     onProgress: options.onProgress
   })
   return { session: opened.value, info: { cacheHit: opened.cacheHit, compileMs: hashMs + opened.compileMs, sessionMs: opened.openMs, graphPath } }
+}
+
+/** What the full check of a cached graph found: the bytes match, the model changed (entry removed), or nothing to check against. */
+export const GRAPH_VERIFICATIONS = ['verified', 'stale', 'unchecked'] as const
+export type GraphVerification = (typeof GRAPH_VERIFICATIONS)[number]
+
+/**
+ * The full check behind the cache's sampled fingerprint: hashes every byte of `model` (pausing between steps
+ * of ~16 MiB, so the thread keeps serving requests) and compares it with the hash recorded when the graph at
+ * `graphPath` was compiled. A mismatch — the file was rewritten in place and the sample missed it — removes the
+ * entry, so the next open compiles again. 'unchecked' when no hash was recorded (a graph compiled elsewhere).
+ */
+export async function verifyCachedGraph(model: CompilableModel, graphPath: string): Promise<GraphVerification> {
+  const recorded = await recordedContentHash(graphPath)
+  if (recorded === null) return 'unchecked'
+  const actual = await modelContentHashPaced(model, () => new Promise((resolve) => setImmediate(resolve)))
+  if (actual === recorded) return 'verified'
+  await removeCachedGraph(graphPath)
+  return 'stale'
 }

@@ -110,7 +110,8 @@ export function modelContentHash(model: CompilableModel, onBytes?: (doneBytes: n
 /** modelContentHash, awaiting `pause()` between steps so the thread can serve other work meanwhile. */
 export async function modelContentHashPaced(model: CompilableModel, pause: () => Promise<void>): Promise<string> {
   const h = createHash('sha256')
-  for (const _ of contentHashSteps(model, h)) await pause()
+  const steps = contentHashSteps(model, h)
+  while (!steps.next().done) await pause()
   return h.digest('hex')
 }
 

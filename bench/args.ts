@@ -22,10 +22,10 @@ export interface BenchArgs {
 /** Most repetitions accepted (each is a full prefill or 128-token decode per peer). */
 const MAX_REPS = 50
 
-export const USAGE = `usage: npm run bench -- [--quick] [--models f32,q8_0,q4_0,500m,stories260k] [--reps N] [--out DIR]
+export const USAGE = `usage: npm run bench -- [--quick] [--models f32,q8_0,q4_0,q4_k_m,500m,stories260k] [--reps N] [--out DIR]
                        [--placement-reps N] [--no-placements | --only placements]
   --quick     stories260K + the 110M Q4_0 model, 1 repetition (smoke run)
-  --models    which models (default: stories260k,f32,q8_0,q4_0; add 500m for the ~500M Q4_0 shape)
+  --models    which models (default: stories260k,f32,q8_0,q4_0,q4_k_m; add 500m for the ~500M Q4_0 shape)
   --reps N    measured repetitions per phase and peer (default 3)
   --out DIR   results folder (default bench/results)
   --placement-reps N rounds of the Placements section (default 5, --quick 2)
@@ -78,7 +78,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   if (onlyPlacements && !placements) throw new Error(`--only placements and --no-placements exclude each other\n${USAGE}`)
   if (onlyPlacements && models !== null) throw new Error(`--only placements runs no model table; drop --models\n${USAGE}`)
   return {
-    models: onlyPlacements ? [] : (models ?? (quick ? ['stories260k', 'q4_0'] : ['stories260k', 'f32', 'q8_0', 'q4_0'])),
+    models: onlyPlacements ? [] : (models ?? (quick ? ['stories260k', 'q4_0'] : ['stories260k', 'f32', 'q8_0', 'q4_0', 'q4_k_m'])),
     reps: reps ?? (quick ? 1 : 3),
     probeRounds: quick ? 1 : 2,
     placementReps: placementReps ?? (quick ? 2 : 5),

@@ -11,10 +11,10 @@ import { writeRandomGgufModel, type RandomGgufSpec } from '../test/fixtures/rand
 import { repoRoot, sharedModel } from '../test/helpers/paths'
 
 /** Models the benchmark knows, by the name used in `--models`. */
-export type BenchModelId = 'stories260k' | 'f32' | 'q8_0' | 'q4_0' | '500m'
+export type BenchModelId = 'stories260k' | 'f32' | 'q8_0' | 'q4_0' | 'q4_k_m' | '500m'
 
 /** All ids, in run order. */
-export const BENCH_MODEL_IDS: readonly BenchModelId[] = ['stories260k', 'f32', 'q8_0', 'q4_0', '500m']
+export const BENCH_MODEL_IDS: readonly BenchModelId[] = ['stories260k', 'f32', 'q8_0', 'q4_0', 'q4_k_m', '500m']
 
 /** Seed of every random benchmark model (one number reproduces all of them). */
 const MODEL_SEED = 20261130
@@ -39,6 +39,8 @@ export const RANDOM_MODEL_SPECS: Readonly<Record<Exclude<BenchModelId, 'stories2
   f32: { ...SHAPE_110M, tensorType: 'f32', seed: MODEL_SEED },
   q8_0: { ...SHAPE_110M, tensorType: 'q8_0', seed: MODEL_SEED },
   q4_0: { ...SHAPE_110M, tensorType: 'q4_0', seed: MODEL_SEED },
+  // llama.cpp's Q4_K_M mix (Q6_K for the output head and for attn_v/ffn_down in a third of the layers): what most people download
+  q4_k_m: { ...SHAPE_110M, tensorType: 'q4_k_m', seed: MODEL_SEED },
   '500m': { ...SHAPE_500M, tensorType: 'q4_0', seed: MODEL_SEED }
 }
 
@@ -48,6 +50,7 @@ export const MODEL_LABELS: Readonly<Record<BenchModelId, string>> = {
   f32: '110M F32',
   q8_0: '110M Q8_0',
   q4_0: '110M Q4_0',
+  q4_k_m: '110M Q4_K_M',
   '500m': '500M Q4_0'
 }
 

@@ -11,9 +11,14 @@ describe('model worker message validation (live worker)', () => {
     const { config, layout } = await loadModel(sharedModel('stories260K/stories260K.bin'), { weights: false })
     const worker = startModelWorkerThread({ config, layout, cacheDir: tmp.dir, threads: 1, maxContext: 8, cancel: new SharedArrayBuffer(4) })
     const inbox: WorkerResponse[] = []
+    // the open's announcements (progress before 'ready', the cache verification after) are checked apart from the replies
+    const announced: string[] = []
     let wake: (() => void) | null = null
     worker.on('message', (m: unknown) => {
-      inbox.push(parseWorkerResponse(m, config))
+      const msg = parseWorkerResponse(m, config)
+      if (msg.type === 'progress' || msg.type === 'verification' || msg.type === 'ready') announced.push(msg.type === 'progress' ? msg.progress.stage : msg.type)
+      if (msg.type === 'progress' || msg.type === 'verification') return
+      inbox.push(msg)
       wake?.()
     })
     const next = async (): Promise<WorkerResponse> => {
@@ -34,6 +39,8 @@ describe('model worker message validation (live worker)', () => {
       worker.postMessage({ type: 'forward', id: 6, tokens: [1], pos: 0 })
       const logits = await next()
       expect(logits.type === 'logits' && logits.id === 6 && logits.logits.length === 512).toBe(true)
+      // a fresh cache: compiled, hashed, prepared, then ready, then the (trivial) verification
+      expect([...new Set(announced)]).toEqual(['compiling', 'reading', 'preparing', 'ready', 'verification'])
       worker.postMessage({ type: 'dispose', id: 7 })
       expect(await next()).toEqual({ type: 'done', id: 7 })
       const [code] = await once(worker, 'exit')

@@ -74,16 +74,18 @@ function* contentHashSteps(model: CompilableModel, h: ReturnType<typeof createHa
     const bytes = tensorByteLength(t)
     const rows = t.shape.length === 2 ? tensorRows(t) : 0
     const step = rows > 0 ? Math.max(1, Math.floor(HASH_STEP_BYTES / (bytes / rows))) : 0
-    // int8 groups hash all values, then all scales: row steps would interleave them
-    const slices = rows > 1 && t.data.kind !== 'int8-groups' ? Array.from({ length: Math.ceil(rows / step) }, (_, i) => sliceRows(t, i * step, Math.min(step, rows - i * step))) : [null]
-    if (slices.includes(null)) {
+    // int8 groups hash all values, then all scales (row steps would interleave them); a row that is not whole
+    // blocks cannot be sliced: both are hashed whole, as are 1-D tensors
+    const stepped = rows > 1 && t.data.kind !== 'int8-groups' && sliceRows(t, 0, 1) !== null
+    if (!stepped) {
       updateWithData(h, t)
       done += bytes
       yield done
       continue
     }
-    for (const part of slices) {
-      if (part === null) continue
+    for (let r = 0; r < rows; r += step) {
+      const part = sliceRows(t, r, Math.min(step, rows - r))
+      if (part === null) throw new Error(`unreachable: ${t.name} rows are whole blocks`)
       updateWithData(h, part)
       done += tensorByteLength(part)
       yield done

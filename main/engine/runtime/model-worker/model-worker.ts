@@ -46,6 +46,21 @@ function postProgress(progress: LoadProgress): void {
   post({ type: 'progress', progress })
 }
 
+/** Requests being handled, and when the last one ended: background work (the cache check) waits for a quiet spell. */
+let inFlight = 0
+let lastActivity = 0
+/** How long the worker must have been without requests before background work takes a step. */
+const IDLE_BEFORE_BACKGROUND_MS = 300
+
+/** Resolves once no request has run for IDLE_BEFORE_BACKGROUND_MS (a reply's decode steps keep it waiting). */
+async function whenIdle(): Promise<void> {
+  for (;;) {
+    const quietFor = performance.now() - lastActivity
+    if (inFlight === 0 && quietFor >= IDLE_BEFORE_BACKGROUND_MS) return
+    await new Promise((resolve) => setTimeout(resolve, Math.max(20, IDLE_BEFORE_BACKGROUND_MS - quietFor)))
+  }
+}
+
 async function start(init: WorkerInit): Promise<ForwardEngine> {
   // the caller parsed the header; only the weights are read here
   const weights = readWeights(init.layout)
@@ -62,7 +77,7 @@ async function start(init: WorkerInit): Promise<ForwardEngine> {
     const device = choice?.kind === 'single-session' ? choice.device.id : 'cpu'
     post({ type: 'ready', contextLength, compileInfo: info, usageDevices: [device] })
     // a compile hashed these very bytes; a cache hit trusted a sample of them, so check them all now, between requests
-    const check = info.cacheHit ? verifyCachedGraph(compilable, info.graphPath) : Promise.resolve<GraphVerification>('verified')
+    const check = info.cacheHit ? verifyCachedGraph(compilable, info.graphPath, whenIdle) : Promise.resolve<GraphVerification>('verified')
     void check.then(
       (result) => post({ type: 'verification', result }),
       () => post({ type: 'verification', result: 'unchecked' })
@@ -110,6 +125,7 @@ starting.then(async (init) => ({ engine: await start(init), cancel: new Int32Arr
     // requests run strictly in arrival order; a failed one reports its error and the queue continues
     let queue = Promise.resolve(true)
     port.on('message', (raw: unknown) => {
+      inFlight++
       queue = queue.then(async (alive) => {
         if (!alive) return false
         let request: WorkerRequest
@@ -127,6 +143,10 @@ starting.then(async (init) => ({ engine: await start(init), cancel: new Int32Arr
           post({ type: 'error', id: request.id, error: toWireError(err) })
           return true
         }
+      })
+      void queue.finally(() => {
+        inFlight--
+        lastActivity = performance.now()
       })
     })
   },

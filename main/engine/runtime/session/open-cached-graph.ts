@@ -112,20 +112,32 @@ export async function openCachedGraph(model: CompilableModel, options: CachedGra
   return { session: opened.value, info: { cacheHit: opened.cacheHit, compileMs: hashMs + opened.compileMs, sessionMs: opened.openMs, graphPath } }
 }
 
+/** How much longer verifyCachedGraph idles than it works (see there). */
+const VERIFY_IDLE_FACTOR = 4
+
 /** What the full check of a cached graph found: the bytes match, the model changed (entry removed), or nothing to check against. */
 export const GRAPH_VERIFICATIONS = ['verified', 'stale', 'unchecked'] as const
 export type GraphVerification = (typeof GRAPH_VERIFICATIONS)[number]
 
 /**
- * The full check behind the cache's sampled fingerprint: hashes every byte of `model` (pausing between steps
- * of ~16 MiB, so the thread keeps serving requests) and compares it with the hash recorded when the graph at
- * `graphPath` was compiled. A mismatch — the file was rewritten in place and the sample missed it — removes the
+ * The full check behind the cache's sampled fingerprint: hashes every byte of `model` (in steps of ~16 MiB,
+ * idling between them, so the thread keeps serving requests at their speed) and compares it with the hash recorded when the graph at
+ * `graphPath` was compiled; `whenIdle` holds each step until the caller's thread has nothing better to do. A mismatch — the file was rewritten in place and the sample missed it — removes the
  * entry, so the next open compiles again. 'unchecked' when no hash was recorded (a graph compiled elsewhere).
  */
-export async function verifyCachedGraph(model: CompilableModel, graphPath: string): Promise<GraphVerification> {
+export async function verifyCachedGraph(model: CompilableModel, graphPath: string, whenIdle: () => Promise<void> = async () => {}): Promise<GraphVerification> {
   const recorded = await recordedContentHash(graphPath)
   if (recorded === null) return 'unchecked'
-  const actual = await modelContentHashPaced(model, () => new Promise((resolve) => setImmediate(resolve)))
+  // after each step, idle VERIFY_IDLE_FACTOR times as long as the step took: the check uses at most a fifth of
+  // one core, so replies that run meanwhile keep their speed (unpaced, a 1B model's first replies ran 2-3x slower)
+  let stepStart = performance.now()
+  const pause = async (): Promise<void> => {
+    const spent = performance.now() - stepStart
+    await new Promise((resolve) => setTimeout(resolve, Math.max(1, spent * VERIFY_IDLE_FACTOR)))
+    await whenIdle()
+    stepStart = performance.now()
+  }
+  const actual = await modelContentHashPaced(model, pause)
   if (actual === recorded) return 'verified'
   await removeCachedGraph(graphPath)
   return 'stale'

@@ -33,7 +33,8 @@ export interface GgufSummary {
   readonly normalTokenIds: readonly number[]
 }
 
-async function readHeader(path: string): Promise<GgufHeader> {
+/** The header of the GGUF file at `path`, read in growing prefixes (never the tensor data). */
+export async function readGgufHeader(path: string): Promise<GgufHeader> {
   const fh = await open(path, 'r')
   try {
     const sizeBytes = (await fh.stat()).size
@@ -63,7 +64,7 @@ function metaNumber(header: GgufHeader, key: string): number {
 
 /** Reads the header of `path` and sums what one token costs. */
 export async function summarizeGguf(path: string): Promise<GgufSummary> {
-  const header = await readHeader(path)
+  const header = await readGgufHeader(path)
   const archValue = header.metadata.get('general.architecture')
   if (!archValue || archValue.type !== 'string') throw new Error(`${path}: general.architecture missing`)
   const arch = archValue.value

@@ -21,6 +21,7 @@ export interface GgufSummary {
   readonly nLayers: number
   readonly dim: number
   readonly nHeads: number
+  readonly nKvHeads: number
   readonly headDim: number
   readonly vocabSize: number
   /** bytes of every 2-D matrix a decode step reads: all layer matrices plus the output head (not the embedding table, of which one row is read) */
@@ -71,6 +72,7 @@ export async function summarizeGguf(path: string): Promise<GgufSummary> {
   const dim = metaNumber(header, `${arch}.embedding_length`)
   const nHeads = metaNumber(header, `${arch}.attention.head_count`)
   const nLayers = metaNumber(header, `${arch}.block_count`)
+  const nKvHeads = header.metadata.has(`${arch}.attention.head_count_kv`) ? metaNumber(header, `${arch}.attention.head_count_kv`) : nHeads
 
   let weightBytesPerToken = 0
   let layerMatrixParams = 0
@@ -111,6 +113,7 @@ export async function summarizeGguf(path: string): Promise<GgufSummary> {
     nLayers,
     dim,
     nHeads,
+    nKvHeads,
     headDim: dim / nHeads,
     vocabSize,
     weightBytesPerToken,

@@ -1,6 +1,7 @@
 /**
- * @file How one model is benchmarked. Every peer × thread count gets its own child (loaded one after
- * the other, Tandem first so its first load compiles and the second is a cache hit). A probe pass, which
+ * @file How one model is benchmarked. First Tandem opens the file in a child that only loads (the run's
+ * graph cache is empty for it: the first load, with its compile and its peak RSS), then every peer ×
+ * thread count gets its own child (loaded one after the other; Tandem's are graph-cache hits). A probe pass, which
  * is also the discarded warm-up, runs every phase on every child in rotating order and picks each peer's
  * faster thread count per phase. Then each phase runs `reps` times on the winners, alternating A/B
  * (T L, L T, T L ...) so load from elsewhere on the machine hits both peers alike.

@@ -1,5 +1,5 @@
 /** @file Command-line flags of `npm run bench`. */
-import { BENCH_MODEL_IDS, type BenchModelId } from './models'
+import { BENCH_MODEL_GROUPS, BENCH_MODEL_IDS, DEFAULT_BENCH_MODELS, type BenchModelId } from './models'
 
 /** Parsed flags. */
 export interface BenchArgs {
@@ -17,20 +17,28 @@ export interface BenchArgs {
   readonly placements: boolean
   /** --only placements: just that section (no peers, no machine limits, no model table) */
   readonly onlyPlacements: boolean
+  /** run the long-context check (an 8k-token prompt on the Llama-3.2-1B shape; default on, off with --quick) */
+  readonly longContext: boolean
+  /** --only long-context: that check alone */
+  readonly onlyLongContext: boolean
 }
 
 /** Most repetitions accepted (each is a full prefill or 128-token decode per peer). */
 const MAX_REPS = 50
 
-export const USAGE = `usage: npm run bench -- [--quick] [--models f32,q8_0,q4_0,q4_k_m,500m,stories260k] [--reps N] [--out DIR]
-                       [--placement-reps N] [--no-placements | --only placements]
-  --quick     stories260K + the 110M Q4_0 model, 1 repetition (smoke run)
-  --models    which models (default: stories260k,f32,q8_0,q4_0,q4_k_m; add 500m for the ~500M Q4_0 shape)
+export const USAGE = `usage: npm run bench -- [--quick] [--models LIST] [--reps N] [--out DIR]
+                       [--placement-reps N] [--no-placements | --only placements] [--no-long-context | --only long-context]
+  --quick     stories260K + the 110M Q4_0 model, 1 repetition, no long-context check (smoke run)
+  --models    comma-separated models or groups (default: ${DEFAULT_BENCH_MODELS.join(',')})
+              models: ${BENCH_MODEL_IDS.join(', ')}
+              groups: ${Object.keys(BENCH_MODEL_GROUPS).join(', ')} (e.g. --models default,3b,8b adds the 3B and 8B shapes to the default run)
   --reps N    measured repetitions per phase and peer (default 3)
   --out DIR   results folder (default bench/results)
   --placement-reps N rounds of the Placements section (default 5, --quick 2)
   --no-placements    skip the Placements section (presets + Auto on stories260K, hand-off latency; a few minutes)
-  --only placements  run only the Placements section (written as <date>-placements.{json,md})`
+  --only placements  run only the Placements section (written as <date>-placements.{json,md})
+  --no-long-context  skip the long-context check (an 8,192-token prompt on the Llama-3.2-1B Q4_K_M shape, both peers)
+  --only long-context run only that check (written as <date>-long-context.{json,md})`
 
 function isModelId(s: string): s is BenchModelId {
   return BENCH_MODEL_IDS.some((id) => id === s)
@@ -45,6 +53,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   let quick = false
   let placements = true
   let onlyPlacements = false
+  let longContext: boolean | null = null
+  let onlyLongContext = false
   const value = (i: number, flag: string): string => {
     const v = argv[i + 1]
     if (v === undefined || v.startsWith('--')) throw new Error(`${flag} needs a value\n${USAGE}`)
@@ -55,9 +65,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     if (a === '--quick') quick = true
     else if (a === '--models') {
       const list = value(i++, a).split(',').map((s) => s.trim().toLowerCase()).filter((s) => s.length > 0)
-      const bad = list.filter((s) => !isModelId(s))
+      const bad = list.filter((s) => !isModelId(s) && !(s in BENCH_MODEL_GROUPS))
       if (bad.length > 0 || list.length === 0) throw new Error(`unknown model(s) ${bad.join(', ')}; known: ${BENCH_MODEL_IDS.join(', ')}\n${USAGE}`)
-      models = BENCH_MODEL_IDS.filter((id) => list.includes(id))
+      const chosen = new Set<string>(list.flatMap((s) => BENCH_MODEL_GROUPS[s] ?? [s]))
+      models = BENCH_MODEL_IDS.filter((id) => chosen.has(id))
     } else if (a === '--reps') {
       const n = Number(value(i++, a))
       if (!Number.isInteger(n) || n < 1 || n > MAX_REPS) throw new Error(`--reps must be an integer in [1, ${MAX_REPS}]\n${USAGE}`)
@@ -68,23 +79,29 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       placementReps = n
     } else if (a === '--out') outDir = value(i++, a)
     else if (a === '--no-placements') placements = false
+    else if (a === '--no-long-context') longContext = false
     else if (a === '--only') {
       const what = value(i++, a)
-      if (what !== 'placements') throw new Error(`--only takes "placements", got ${what}\n${USAGE}`)
-      onlyPlacements = true
+      if (what === 'placements') onlyPlacements = true
+      else if (what === 'long-context') onlyLongContext = true
+      else throw new Error(`--only takes "placements" or "long-context", got ${what}\n${USAGE}`)
     } else if (a === '--help' || a === '-h') throw new Error(USAGE)
     else throw new Error(`unknown argument ${a}\n${USAGE}`)
   }
   if (onlyPlacements && !placements) throw new Error(`--only placements and --no-placements exclude each other\n${USAGE}`)
-  if (onlyPlacements && models !== null) throw new Error(`--only placements runs no model table; drop --models\n${USAGE}`)
+  if (onlyLongContext && longContext === false) throw new Error(`--only long-context and --no-long-context exclude each other\n${USAGE}`)
+  const only = onlyPlacements || onlyLongContext
+  if (only && models !== null) throw new Error(`--only runs no model table; drop --models\n${USAGE}`)
   return {
-    models: onlyPlacements ? [] : (models ?? (quick ? ['stories260k', 'q4_0'] : ['stories260k', 'f32', 'q8_0', 'q4_0', 'q4_k_m'])),
+    models: only ? [] : (models ?? (quick ? ['stories260k', 'q4_0'] : DEFAULT_BENCH_MODELS)),
     reps: reps ?? (quick ? 1 : 3),
     probeRounds: quick ? 1 : 2,
     placementReps: placementReps ?? (quick ? 2 : 5),
     outDir,
     quick,
     placements,
-    onlyPlacements
+    onlyPlacements,
+    longContext: onlyLongContext || (longContext ?? !quick),
+    onlyLongContext
   }
 }

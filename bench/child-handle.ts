@@ -48,10 +48,17 @@ export class PeerChild {
   }
 
   /** Timed call; resolves to the child's milliseconds and greedy tokens. */
-  async run(body: Exclude<RequestBody, { op: 'exit' }>): Promise<{ ms: number; tokens: readonly number[] }> {
+  async run(body: Exclude<RequestBody, { op: 'exit' } | { op: 'memory' }>): Promise<{ ms: number; tokens: readonly number[] }> {
     const m = await this.rpc.request(body)
     if (m.type !== 'result') throw new Error(`${this.label}: expected a result, got ${m.type}`)
     return { ms: m.ms, tokens: m.tokens }
+  }
+
+  /** The child's resident memory now and at its peak, in bytes. */
+  async memory(): Promise<{ rssBytes: number; peakRssBytes: number }> {
+    const m = await this.rpc.request({ op: 'memory' })
+    if (m.type !== 'memory') throw new Error(`${this.label}: expected a memory report, got ${m.type}`)
+    return { rssBytes: m.rssBytes, peakRssBytes: m.peakRssBytes }
   }
 
   /** Asks the child to dispose and exit; resolves to its peak RSS in bytes (null if it had failed). */

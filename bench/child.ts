@@ -3,6 +3,7 @@
  * the JSON init). A peer child loads one model in one engine, then answers timed requests over IPC
  * until told to exit, reporting its own peak RSS. A limits child measures the machine and exits.
  */
+import { readFileSync } from 'node:fs'
 import { measureLimits } from './limits'
 import { openLlamaPeer } from './peer-llama'
 import { openTandemPeer } from './peer-tandem'
@@ -24,6 +25,27 @@ function send(message: PeerMessage | LimitsMessage): Promise<void> {
 
 const errorMessage = (e: unknown): string => (e instanceof Error ? (e.stack ?? e.message) : String(e))
 
+/**
+ * This process's resident set now and at its peak: /proc/self/status VmRSS and VmHWM on Linux (the
+ * kernel's high-water mark, which counts the model file's mapped pages as the engine touches them),
+ * else Node's rss and getrusage's ru_maxrss (the same peak, in KiB).
+ */
+function residentMemory(): { rssBytes: number; peakRssBytes: number } {
+  try {
+    const status = readFileSync('/proc/self/status', 'utf8')
+    const kib = (key: string): number | null => {
+      const m = new RegExp(`^${key}:\\s*(\\d+) kB$`, 'm').exec(status)
+      return m === null ? null : Number(m[1]) * 1024
+    }
+    const rss = kib('VmRSS')
+    const hwm = kib('VmHWM')
+    if (rss !== null && hwm !== null) return { rssBytes: rss, peakRssBytes: hwm }
+  } catch {
+    // not Linux: fall through
+  }
+  return { rssBytes: process.memoryUsage().rss, peakRssBytes: process.resourceUsage().maxRSS * 1024 }
+}
+
 /** Runs one request; timing covers only the engine call (set-up such as reset is its own request). */
 async function handle(peer: BenchPeer, req: PeerRequest): Promise<PeerMessage> {
   switch (req.op) {
@@ -42,9 +64,13 @@ async function handle(peer: BenchPeer, req: PeerRequest): Promise<PeerMessage> {
       const tokens = await peer.decode(req.first, req.pos, req.steps)
       return { type: 'result', id: req.id, ms: performance.now() - t0, tokens }
     }
+    case 'memory': {
+      const m = residentMemory()
+      return { type: 'memory', id: req.id, rssBytes: m.rssBytes, peakRssBytes: m.peakRssBytes }
+    }
     case 'exit':
       await peer.dispose()
-      return { type: 'bye', id: req.id, maxRssBytes: process.resourceUsage().maxRSS * 1024 }
+      return { type: 'bye', id: req.id, maxRssBytes: residentMemory().peakRssBytes }
   }
 }
 

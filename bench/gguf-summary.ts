@@ -21,6 +21,7 @@ export interface GgufSummary {
   readonly nLayers: number
   readonly dim: number
   readonly nHeads: number
+  readonly nKvHeads: number
   readonly headDim: number
   readonly vocabSize: number
   /** bytes of every 2-D matrix a decode step reads: all layer matrices plus the output head (not the embedding table, of which one row is read) */
@@ -33,7 +34,8 @@ export interface GgufSummary {
   readonly normalTokenIds: readonly number[]
 }
 
-async function readHeader(path: string): Promise<GgufHeader> {
+/** The header of the GGUF file at `path`, read in growing prefixes (never the tensor data). */
+export async function readGgufHeader(path: string): Promise<GgufHeader> {
   const fh = await open(path, 'r')
   try {
     const sizeBytes = (await fh.stat()).size
@@ -63,13 +65,14 @@ function metaNumber(header: GgufHeader, key: string): number {
 
 /** Reads the header of `path` and sums what one token costs. */
 export async function summarizeGguf(path: string): Promise<GgufSummary> {
-  const header = await readHeader(path)
+  const header = await readGgufHeader(path)
   const archValue = header.metadata.get('general.architecture')
   if (!archValue || archValue.type !== 'string') throw new Error(`${path}: general.architecture missing`)
   const arch = archValue.value
   const dim = metaNumber(header, `${arch}.embedding_length`)
   const nHeads = metaNumber(header, `${arch}.attention.head_count`)
   const nLayers = metaNumber(header, `${arch}.block_count`)
+  const nKvHeads = header.metadata.has(`${arch}.attention.head_count_kv`) ? metaNumber(header, `${arch}.attention.head_count_kv`) : nHeads
 
   let weightBytesPerToken = 0
   let layerMatrixParams = 0
@@ -110,6 +113,7 @@ export async function summarizeGguf(path: string): Promise<GgufSummary> {
     nLayers,
     dim,
     nHeads,
+    nKvHeads,
     headDim: dim / nHeads,
     vocabSize,
     weightBytesPerToken,

@@ -3,10 +3,13 @@
  * main/engine/devices): memory read bandwidth as a ReduceSum over a large float32 input (inputs are
  * passed without a copy, so the run is one streaming read; a JS loop would be compute-bound), and fp32
  * GFLOP/s as a large MatMul whose result is reduced in-graph (ORT outputs are costly, toolchain §8).
+ * A second bandwidth probe, a plain read loop (read-loop.ts: libc memchr over the same number of bytes),
+ * runs right after the ReduceSum on the same thread count: the two have differed by ~2× on this machine.
  */
 import { createSession, float32Tensor, ortVersion, type OrtSession } from '../main/engine/devices'
 import { GraphBuilder } from '../main/engine/graph'
 import type { LimitSamples, LimitsInit } from './protocol'
+import { measureReadLoop } from './read-loop'
 
 /** Row length of the bandwidth buffer: rows are summed in parallel by ORT's intra-op pool. */
 const BANDWIDTH_COLS = 1 << 16
@@ -73,6 +76,7 @@ export async function measureLimits(init: LimitsInit): Promise<{ samples: LimitS
     } finally {
       await reduce.release()
     }
+    const readLoopGBs = await measureReadLoop(bufferBytes, threads, init.reps)
     const matmul = await createSession(matmulGraph(m, k, n), config)
     let matmulMs: number[]
     try {
@@ -83,6 +87,7 @@ export async function measureLimits(init: LimitsInit): Promise<{ samples: LimitS
     samples.push({
       threads,
       bandwidthGBs: bandwidthMs.map((ms) => bufferBytes / (ms / 1000) / 1e9),
+      readLoopGBs,
       matmulGflops: matmulMs.map((ms) => flops / (ms / 1000) / 1e9)
     })
   }

@@ -49,6 +49,8 @@ export type PeerRequest =
   | { readonly id: number; readonly op: 'evaluate'; readonly tokens: readonly number[]; readonly pos: number }
   /** feed `first` at `pos`, then each greedy token: `steps` single-token forwards (timed: decode) */
   | { readonly id: number; readonly op: 'decode'; readonly first: number; readonly pos: number; readonly steps: number }
+  /** the child's resident memory now and at its peak (untimed) */
+  | { readonly id: number; readonly op: 'memory' }
   | { readonly id: number; readonly op: 'exit' }
 
 /** Load report values: flat and printable. */
@@ -59,14 +61,17 @@ export type PeerMessage =
   | { readonly type: 'ready'; readonly loadMs: number; readonly details: Details }
   /** `tokens`: the greedy tokens produced (evaluate: one; decode: `steps`) */
   | { readonly type: 'result'; readonly id: number; readonly ms: number; readonly tokens: readonly number[] }
+  | { readonly type: 'memory'; readonly id: number; readonly rssBytes: number; readonly peakRssBytes: number }
   | { readonly type: 'bye'; readonly id: number; readonly maxRssBytes: number }
   | { readonly type: 'error'; readonly id: number | null; readonly message: string }
 
 /** Samples of the machine-limit probes, per thread count. */
 export interface LimitSamples {
   readonly threads: number
-  /** GB/s (1e9 bytes) reading the buffer, one per rep */
+  /** GB/s (1e9 bytes) reading the buffer with ORT's ReduceSum, one per rep */
   readonly bandwidthGBs: readonly number[]
+  /** GB/s of the plain read loop (memchr) over as many bytes, one per rep */
+  readonly readLoopGBs: readonly number[]
   /** GFLOP/s of the MatMul, one per rep */
   readonly matmulGflops: readonly number[]
 }
@@ -130,6 +135,7 @@ export function parsePeerRequest(raw: unknown): PeerRequest {
       return { id, op, tokens: tokenList(o.tokens, 'request.tokens'), pos: positiveInt(o, 'pos', 'request') }
     case 'decode':
       return { id, op, first: positiveInt(o, 'first', 'request'), pos: positiveInt(o, 'pos', 'request'), steps: positiveInt(o, 'steps', 'request') }
+    case 'memory':
     case 'exit':
       return { id, op }
     default:
@@ -160,6 +166,8 @@ export function parsePeerMessage(raw: unknown): PeerMessage {
       return { type, loadMs: numberField(o, 'loadMs', 'ready'), details: parseDetails(o.details) }
     case 'result':
       return { type, id: positiveInt(o, 'id', 'result'), ms: numberField(o, 'ms', 'result'), tokens: tokenList(o.tokens, 'result.tokens') }
+    case 'memory':
+      return { type, id: positiveInt(o, 'id', 'memory'), rssBytes: numberField(o, 'rssBytes', 'memory'), peakRssBytes: numberField(o, 'peakRssBytes', 'memory') }
     case 'bye':
       return { type, id: positiveInt(o, 'id', 'bye'), maxRssBytes: numberField(o, 'maxRssBytes', 'bye') }
     case 'error':
@@ -184,6 +192,7 @@ export function parseLimitsMessage(raw: unknown): LimitsMessage {
     return {
       threads: positiveInt(r, 'threads', `samples[${i}]`),
       bandwidthGBs: numberArray(r.bandwidthGBs, `samples[${i}].bandwidthGBs`),
+      readLoopGBs: numberArray(r.readLoopGBs, `samples[${i}].readLoopGBs`),
       matmulGflops: numberArray(r.matmulGflops, `samples[${i}].matmulGflops`)
     }
   })

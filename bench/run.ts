@@ -12,19 +12,22 @@ import { fileURLToPath } from 'node:url'
 import { parseBenchArgs, type BenchArgs } from './args'
 import { runLimitsChild } from './child-handle'
 import { summarizeGguf } from './gguf-summary'
-import { ensureBenchModel, type BenchModelFile } from './models'
+import { longContextCheck, renderLongContext, type LongContextRecord } from './long-context'
+import { ensureBenchModel, isLargeBenchModel, type BenchModelFile } from './models'
 import { ensurePeers, peerPackageVersion } from './peers-install'
 import type { LimitSamples } from './protocol'
 import { benchmarkPlacements, type PlacementsRecord } from './placements'
 import { renderPlacementsMarkdown, summarizePlacements } from './placements-report'
 import { combineLimits, modelRows, renderMarkdown } from './report'
-import { benchmarkModel, CONTEXT_SIZE, LLAMA_BATCH_SIZE, type ModelRecord } from './schedule'
+import { benchmarkModel, CONTEXT_SIZE, errorLine, LLAMA_BATCH_SIZE, type ModelRecord } from './schedule'
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url))
 const PEERS_DIR = join(BENCH_DIR, 'peers')
 const MODELS_DIR = join(BENCH_DIR, '.models')
-/** Thread counts every peer is tried with (this machine class has 2 cores). */
+/** Thread counts every peer is tried with on the small models (this machine class has 2 cores). */
 const THREAD_COUNTS = [1, 2]
+/** Models of 1B+ parameters run each peer on all cores only (see isLargeBenchModel). */
+const LARGE_MODEL_THREADS = [cpus().length]
 /** The limits probes: a 512 MiB float32 buffer and a 1024×4096·4096×4096 MatMul (34 GFLOP). */
 const LIMITS = { bandwidthBytes: 512 * 2 ** 20, matmul: [1024, 4096, 4096] as const, reps: 5 }
 const LIMITS_QUICK = { ...LIMITS, reps: 2 }
@@ -44,7 +47,7 @@ async function measureLimits(quick: boolean, when: string): Promise<{ samples: r
   const r = await runLimitsChild({ role: 'limits', bandwidthBytes: cfg.bandwidthBytes, matmul: cfg.matmul, threadCounts: THREAD_COUNTS, reps: cfg.reps })
   for (const s of r.samples) {
     const best = (v: readonly number[]): string => Math.max(...v).toFixed(1)
-    log(`  ${s.threads} thread(s): best ${best(s.bandwidthGBs)} GB/s read, ${best(s.matmulGflops)} GFLOP/s MatMul`)
+    log(`  ${s.threads} thread(s): best ${best(s.bandwidthGBs)} GB/s ReduceSum, ${best(s.readLoopGBs)} GB/s read loop, ${best(s.matmulGflops)} GFLOP/s MatMul`)
   }
   return r
 }
@@ -62,6 +65,7 @@ async function removeStaleGraphCaches(): Promise<void> {
 async function main(): Promise<void> {
   const args = parseBenchArgs(process.argv.slice(2))
   if (args.onlyPlacements) return placementsOnly(args)
+  if (args.onlyLongContext) return longContextOnly(args)
   const started = new Date()
   const loadAtStart = loadLine()
   log(`models ${args.models.join(', ')}; ${args.reps} rep(s), ${args.probeRounds} probe round(s); placements ${args.placements ? 'on' : 'off'}; load average ${loadAtStart}`)
@@ -77,16 +81,34 @@ async function main(): Promise<void> {
   let limitsStart: Awaited<ReturnType<typeof measureLimits>>
   let limitsEnd: Awaited<ReturnType<typeof measureLimits>>
   let placements: PlacementsRecord | null = null
+  let longContext: LongContextRecord | null = null
+  const skipped: string[] = []
   try {
     limitsStart = await measureLimits(args.quick, 'start')
     for (const model of files) {
-      log(`${model.label}: ${model.path}`)
-      const summary = await summarizeGguf(model.path)
-      records.push(
-        await benchmarkModel(model, summary, { reps: args.reps, probeRounds: args.probeRounds, threadCounts: THREAD_COUNTS, graphCacheDir, peersDir: PEERS_DIR, log })
-      )
+      log(`${model.label}: ${model.path} (${(model.sizeBytes / 1e9).toFixed(2)} GB)`)
+      const large = isLargeBenchModel(model.id)
+      try {
+        const summary = await summarizeGguf(model.path)
+        records.push(
+          await benchmarkModel(model, summary, {
+            reps: args.reps,
+            // one thread count: the probe is only the warm-up
+            probeRounds: large ? 1 : args.probeRounds,
+            threadCounts: large ? LARGE_MODEL_THREADS : THREAD_COUNTS,
+            graphCacheDir,
+            peersDir: PEERS_DIR,
+            log
+          })
+        )
+      } catch (e) {
+        skipped.push(`${model.label}: ${errorLine(e)}`)
+        log(`  skipped: ${errorLine(e)}`)
+      }
     }
     limitsEnd = await measureLimits(args.quick, 'end')
+    // after the end limits and before placements, on the graph cache the model table warmed
+    if (args.longContext) longContext = await runLongContext(graphCacheDir)
     // after the end limits, so the model table's machine figures are the same as without this section
     if (args.placements) placements = await runPlacements(args, graphCacheDir)
   } finally {
@@ -97,6 +119,7 @@ async function main(): Promise<void> {
   const rows = records.flatMap((r) => modelRows(r, limits))
 
   const llamaDetails = records.flatMap((r) => r.loads).find((l) => l.peer === 'llama.cpp')?.details ?? {}
+  const largeLabels = records.filter((r) => isLargeBenchModel(r.model.id)).map((r) => r.model.label)
   const versions = {
     node: process.version,
     onnxruntimeNode: limitsStart.ortVersion,
@@ -122,7 +145,11 @@ async function main(): Promise<void> {
       '16-token (short) or 1,024-token context that was prefilled untimed. Tandem: openModelWorker forward + argmax in JS; llama.cpp: ' +
       `LlamaContextSequence.evaluate, temperature 0, batch ${LLAMA_BATCH_SIZE}, context ${CONTEXT_SIZE}.`,
     'Thread choice: a probe pass (the discarded warm-up) runs every phase on 1 and 2 threads per peer; the faster (best probe run) is used. ' +
-      'Decode at 1,024 uses the thread count that won the short-context decode probe.',
+      'Decode at 1,024 uses the thread count that won the short-context decode probe. ' +
+      (largeLabels.length === 0
+        ? ''
+        : `The 1B+ models (${largeLabels.join(', ')}) run each peer on ${LARGE_MODEL_THREADS[0]} threads only (one probe round as warm-up), so two copies of the model are in memory at a time rather than four.`),
+    ...(skipped.length === 0 ? [] : [`Not benchmarked: ${skipped.join('; ')}.`]),
     'Decode % of limit counts weight bytes only (all matrices + output head, as stored in the GGUF); the KV cache read at 1,024 context is extra.',
     `Greedy first token of the prefill rows differs between the peers on: ${disagreements.length === 0 ? 'none' : disagreements.join(', ')}. ` +
       `Decode steps with identical greedy tokens from the start (numerics differ slightly; quantized dot products differ more): ${decodeAgreement}.`,
@@ -134,7 +161,15 @@ async function main(): Promise<void> {
   const base = args.quick ? `${date}-quick` : date
   const placementsSummary = placements === null ? null : summarizePlacements(placements)
   const markdown =
-    renderMarkdown({ title: `Tandem vs llama.cpp, CPU (${base})`, rows, models: records, limits, machineLine, notes }) +
+    renderMarkdown({
+      title: `Tandem vs llama.cpp, CPU (${base})`,
+      rows,
+      models: records,
+      limits,
+      machineLine,
+      notes,
+      extraSections: longContext === null ? [] : [renderLongContext(longContext)]
+    }) +
     (placements === null || placementsSummary === null ? '' : `\n${renderPlacementsMarkdown(placements, placementsSummary)}`)
   const json = {
     schema: 1,
@@ -148,13 +183,18 @@ async function main(): Promise<void> {
       id: r.model.id,
       label: r.model.label,
       path: r.model.path,
+      sizeBytes: r.model.sizeBytes,
       generatedMs: r.model.generatedMs,
+      generatedNow: r.model.generatedNow,
       summary: { ...r.summary, normalTokenIds: r.summary.normalTokenIds.length },
+      coldLoad: r.coldLoad,
       loads: r.loads,
+      errors: r.errors,
       wallMs: r.wallMs
     })),
     rows,
     notes,
+    longContext,
     placements: placements === null ? null : { record: placements, summary: placementsSummary }
   }
   await writeResults(resolve(args.outDir ?? join(BENCH_DIR, 'results')), base, json, markdown)
@@ -166,6 +206,37 @@ async function runPlacements(args: BenchArgs, graphCacheDir: string): Promise<Pl
   const model = await ensureBenchModel('stories260k', MODELS_DIR, log)
   log(`placements: ${model.label}: ${model.path}`)
   return benchmarkPlacements({ modelPath: model.path, modelLabel: model.label, reps: args.placementReps, graphCacheDir, log })
+}
+
+/** The long-context check on the Llama-3.2-1B Q4_K_M shape (see bench/long-context.ts). */
+async function runLongContext(graphCacheDir: string): Promise<LongContextRecord> {
+  const model = await ensureBenchModel('1b-q4_k_m', MODELS_DIR, log)
+  log(`long context: ${model.label}: ${model.path}`)
+  const summary = await summarizeGguf(model.path)
+  return longContextCheck(model, summary, { threads: LARGE_MODEL_THREADS[0], graphCacheDir, peersDir: PEERS_DIR, log })
+}
+
+/** `--only long-context`: that check alone, written as <date>-long-context.{json,md}. */
+async function longContextOnly(args: BenchArgs): Promise<void> {
+  const started = new Date()
+  log(`long context only; load average ${loadLine()}`)
+  await ensurePeers(PEERS_DIR, log)
+  await mkdir(MODELS_DIR, { recursive: true })
+  await removeStaleGraphCaches()
+  const graphCacheDir = await mkdtemp(join(MODELS_DIR, 'graphs-'))
+  let record: LongContextRecord
+  try {
+    record = await runLongContext(graphCacheDir)
+  } finally {
+    await rm(graphCacheDir, { recursive: true, force: true })
+  }
+  const cpu = cpus()
+  const machineLine =
+    `${cpu[0]?.model ?? 'unknown'}, ${cpu.length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB; Node ${process.version}. ` +
+    `Run ${started.toISOString().slice(0, 16)}Z; load average ${loadLine()} at end (a cold graph cache: Tandem's load includes compiling).`
+  const base = `${started.toISOString().slice(0, 10)}-long-context`
+  const markdown = `# Tandem long context (${base})\n\n${machineLine}\n\n${renderLongContext(record)}\n`
+  await writeResults(resolve(args.outDir ?? join(BENCH_DIR, 'results')), base, { schema: 1, startedAt: started.toISOString(), args, longContext: record }, markdown)
 }
 
 /** Writes <base>.json and <base>.md into `outDir` and prints the markdown. */

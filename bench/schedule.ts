@@ -1,6 +1,7 @@
 /**
- * @file How one model is benchmarked. Every peer × thread count gets its own child (loaded one after
- * the other, Tandem first so its first load compiles and the second is a cache hit). A probe pass, which
+ * @file How one model is benchmarked. First Tandem opens the file in a child that only loads (the run's
+ * graph cache is empty for it: the first load, with its compile and its peak RSS), then every peer ×
+ * thread count gets its own child (loaded one after the other; Tandem's are graph-cache hits). A probe pass, which
  * is also the discarded warm-up, runs every phase on every child in rotating order and picks each peer's
  * faster thread count per phase. Then each phase runs `reps` times on the winners, alternating A/B
  * (T L, L T, T L ...) so load from elsewhere on the machine hits both peers alike.
@@ -76,19 +77,32 @@ export interface PeerPhaseRecord {
   readonly contextPrefillMs: number | null
 }
 
-/** One phase of one model. */
+/** One phase of one model: the peers that ran it (a peer that failed to load has no entry). */
 export interface PhaseRecord {
   readonly phase: PhaseSpec
-  readonly peers: Readonly<Record<PeerName, PeerPhaseRecord>>
+  readonly peers: Partial<Record<PeerName, PeerPhaseRecord>>
 }
+
+/** What went wrong on one model: per peer (its load), and 'run' for a failure after loading. */
+export type ModelErrors = Partial<Record<PeerName | 'run', string>>
 
 /** Everything measured on one model. */
 export interface ModelRecord {
   readonly model: BenchModelFile
   readonly summary: GgufSummary
+  /** Tandem's first open of the file with an empty graph cache (load only, in a child of its own); null if it failed */
+  readonly coldLoad: LoadRecord | null
+  /** the measured children's loads (Tandem's are graph-cache hits) */
   readonly loads: readonly LoadRecord[]
   readonly phases: readonly PhaseRecord[]
+  readonly errors: ModelErrors
   readonly wallMs: number
+}
+
+/** A failure as one line for the table (the first line of the message, without the stack). */
+export function errorLine(e: unknown): string {
+  const text = e instanceof Error ? e.message : String(e)
+  return text.split('\n')[0].slice(0, 300)
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
@@ -142,113 +156,157 @@ function rotate<T>(items: readonly T[], k: number): T[] {
   return items.map((_, i) => items[(i + k) % n])
 }
 
-/** Benchmarks one model; children are always closed, also on failure. */
+/** Starts one peer child on the model. */
+function startPeer(model: BenchModelFile, peer: PeerName, threads: number, options: ScheduleOptions, contextSize = CONTEXT_SIZE): Promise<PeerChild> {
+  return PeerChild.start({
+    role: 'peer',
+    peer,
+    modelPath: model.path,
+    threads,
+    contextSize,
+    batchSize: LLAMA_BATCH_SIZE,
+    graphCacheDir: options.graphCacheDir,
+    peersDir: options.peersDir
+  })
+}
+
+/** Tandem's first open of the model (the run's graph cache is empty for it): load time and the load's peak RSS. */
+async function coldTandemLoad(model: BenchModelFile, options: ScheduleOptions): Promise<LoadRecord> {
+  const threads = Math.max(...options.threadCounts)
+  const child = await startPeer(model, 'tandem', threads, options)
+  const peakRssBytes = await child.close()
+  options.log(`  first open (cold graph cache) ${child.label} in ${(child.loadMs / 1000).toFixed(1)} s ${JSON.stringify(child.details)}`)
+  return { peer: 'tandem', threads, loadMs: child.loadMs, details: child.details, peakRssBytes }
+}
+
+/**
+ * Benchmarks one model; children are always closed, also on failure. A peer that fails to load is
+ * left out (its error recorded) and the other still runs; a failure while running ends the model with
+ * what was measured so far.
+ */
 export async function benchmarkModel(model: BenchModelFile, summary: GgufSummary, options: ScheduleOptions): Promise<ModelRecord> {
   const t0 = performance.now()
   const { log, threadCounts } = options
+  const errors: ModelErrors = {}
+  let coldLoad: LoadRecord | null = null
+  try {
+    coldLoad = await coldTandemLoad(model, options)
+  } catch (e) {
+    errors.tandem = errorLine(e)
+    log(`  tandem failed to load: ${errors.tandem}`)
+  }
+  const peers = PEER_NAMES.filter((p) => errors[p] === undefined)
   const prompt = promptTokens(summary, Math.max(...PHASES.map((p) => p.tokens)), PROMPT_SEED)
-  const children: Children = new Map(PEER_NAMES.map((p) => [p, new Map<number, PeerChild>()]))
+  const children: Children = new Map(peers.map((p) => [p, new Map<number, PeerChild>()]))
   const all: PeerChild[] = []
   const loads: LoadRecord[] = []
+  const phases: PhaseRecord[] = []
   try {
     for (const threads of threadCounts) {
-      for (const peer of PEER_NAMES) {
-        const child = await PeerChild.start({
-          role: 'peer',
-          peer,
-          modelPath: model.path,
-          threads,
-          contextSize: CONTEXT_SIZE,
-          batchSize: LLAMA_BATCH_SIZE,
-          graphCacheDir: options.graphCacheDir,
-          peersDir: options.peersDir
-        })
-        children.get(peer)?.set(threads, child)
-        all.push(child)
-        log(`  loaded ${child.label} in ${(child.loadMs / 1000).toFixed(1)} s ${JSON.stringify(child.details)}`)
-      }
-    }
-
-    // probe = warm-up + thread choice: every child runs every phase (decode: short probe at short context)
-    const shortCtx = PHASES.find((p) => p.id === 'decodeShort')?.tokens ?? 16
-    const probeFirst = new Map<PeerChild, number>()
-    for (const c of all) probeFirst.set(c, (await prepare(c, prompt, shortCtx)).first)
-    const probe = new Map<string, number[]>() // `${phase}|${label}` -> ms
-    for (let round = 0; round < options.probeRounds; round++) {
-      for (const phase of PHASES.filter((p) => p.id !== 'decode1024')) {
-        for (const c of rotate(all, round)) {
-          const r = phase.kind === 'prefill'
-            ? await prefill(c, prompt.slice(0, phase.tokens))
-            : await decode(c, shortCtx, probeFirst.get(c) ?? 0, PROBE_DECODE_STEPS)
-          const key = `${phase.id}|${c.label}`
-          probe.set(key, [...(probe.get(key) ?? []), r.ms])
+      for (const peer of peers.filter((p) => errors[p] === undefined)) {
+        try {
+          const child = await startPeer(model, peer, threads, options)
+          children.get(peer)?.set(threads, child)
+          all.push(child)
+          log(`  loaded ${child.label} in ${(child.loadMs / 1000).toFixed(1)} s ${JSON.stringify(child.details)}`)
+        } catch (e) {
+          errors[peer] = errorLine(e)
+          log(`  ${peer} failed to load: ${errors[peer]}`)
         }
       }
-      log(`  probe round ${round + 1}/${options.probeRounds} done`)
     }
-    // decode at 1,024 uses the thread count that won the short-context decode probe
-    const probeKey = (phase: PhaseSpec): PhaseId => (phase.id === 'decode1024' ? 'decodeShort' : phase.id)
-    const winner = (peer: PeerName, phase: PhaseSpec): number => {
-      let best = threadCounts[0]
-      let bestMs = Infinity
-      for (const t of threadCounts) {
-        // fastest probe run: robust to a probe that collided with other work on the machine
-        const ms = Math.min(...(probe.get(`${probeKey(phase)}|${childOf(children, peer, t).label}`) ?? [Infinity]))
-        if (ms < bestMs) {
-          bestMs = ms
-          best = t
-        }
+    const running = peers.filter((p) => errors[p] === undefined)
+    if (running.length > 0) {
+      try {
+        await runPhases(running, children, prompt, phases, options)
+      } catch (e) {
+        errors.run = errorLine(e)
+        log(`  failed while running: ${errors.run}`)
       }
-      return best
     }
-
-    const phases: PhaseRecord[] = []
-    for (const phase of PHASES) {
-      const chosen = PEER_NAMES.map((peer) => ({ peer, threads: winner(peer, phase) }))
-      const runners = chosen.map(({ peer, threads }) => childOf(children, peer, threads))
-      const first = new Map<PeerChild, number>()
-      const contextMs = new Map<PeerChild, number>()
-      if (phase.kind === 'decode') {
-        for (const c of runners) {
-          const p = await prepare(c, prompt, phase.tokens)
-          first.set(c, p.first)
-          contextMs.set(c, p.ms)
-        }
-      }
-      const ms = new Map<PeerChild, number[]>(runners.map((c) => [c, []]))
-      const busy = new Map<PeerChild, (number | null)[]>(runners.map((c) => [c, []]))
-      const tokens = new Map<PeerChild, readonly number[]>()
-      for (let rep = 0; rep < options.reps; rep++) {
-        for (const c of rotate(runners, rep)) {
-          const r = phase.kind === 'prefill'
-            ? await prefill(c, prompt.slice(0, phase.tokens))
-            : await decode(c, phase.tokens, first.get(c) ?? 0, phase.steps)
-          ms.get(c)?.push(r.ms)
-          busy.get(c)?.push(r.otherCpuPct)
-          if (!tokens.has(c)) tokens.set(c, r.tokens)
-        }
-      }
-      const peers: Partial<Record<PeerName, PeerPhaseRecord>> = {}
-      chosen.forEach(({ peer, threads }, i) => {
-        const c = runners[i]
-        const probeMs: Record<string, readonly number[]> = {}
-        for (const t of threadCounts) probeMs[String(t)] = probe.get(`${probeKey(phase)}|${childOf(children, peer, t).label}`) ?? []
-        peers[peer] = { threads, ms: ms.get(c) ?? [], otherCpuPct: busy.get(c) ?? [], probeMs, tokens: tokens.get(c) ?? [], contextPrefillMs: contextMs.get(c) ?? null }
-      })
-      const tandem = peers.tandem
-      const llama = peers['llama.cpp']
-      if (!tandem || !llama) throw new Error('unreachable: a peer has no record')
-      phases.push({ phase, peers: { tandem, 'llama.cpp': llama } })
-      log(`  ${phase.id}: tandem ${median(tandem.ms).toFixed(0)} ms (${tandem.threads}t), llama.cpp ${median(llama.ms).toFixed(0)} ms (${llama.threads}t)`)
-    }
-
+  } finally {
     for (const c of all) {
-      const peakRssBytes = await c.close()
+      const peakRssBytes = await c.close().catch(() => null)
       loads.push({ peer: c.init.peer, threads: c.init.threads, loadMs: c.loadMs, details: c.details, peakRssBytes })
     }
-    return { model, summary, loads, phases, wallMs: performance.now() - t0 }
-  } finally {
-    // on failure: close whatever is still open (close is idempotent enough: a closed child resolves at once)
-    if (loads.length < all.length) await Promise.all(all.map((c) => c.close().catch(() => null)))
+  }
+  return { model, summary, coldLoad, loads, phases, errors, wallMs: performance.now() - t0 }
+}
+
+/** Probe (warm-up and thread choice), then every phase on each running peer's winning child; appends to `phases`. */
+async function runPhases(peerNames: readonly PeerName[], children: Children, prompt: readonly number[], phases: PhaseRecord[], options: ScheduleOptions): Promise<void> {
+  const { log, threadCounts } = options
+  const all = peerNames.flatMap((p) => [...(children.get(p)?.values() ?? [])])
+  // probe = warm-up + thread choice: every child runs every phase (decode: short probe at short context)
+  const shortCtx = PHASES.find((p) => p.id === 'decodeShort')?.tokens ?? 16
+  const probeFirst = new Map<PeerChild, number>()
+  for (const c of all) probeFirst.set(c, (await prepare(c, prompt, shortCtx)).first)
+  const probe = new Map<string, number[]>() // `${phase}|${label}` -> ms
+  for (let round = 0; round < options.probeRounds; round++) {
+    for (const phase of PHASES.filter((p) => p.id !== 'decode1024')) {
+      for (const c of rotate(all, round)) {
+        const r = phase.kind === 'prefill'
+          ? await prefill(c, prompt.slice(0, phase.tokens))
+          : await decode(c, shortCtx, probeFirst.get(c) ?? 0, PROBE_DECODE_STEPS)
+        const key = `${phase.id}|${c.label}`
+        probe.set(key, [...(probe.get(key) ?? []), r.ms])
+      }
+    }
+    log(`  probe round ${round + 1}/${options.probeRounds} done`)
+  }
+  // decode at 1,024 uses the thread count that won the short-context decode probe
+  const probeKey = (phase: PhaseSpec): PhaseId => (phase.id === 'decode1024' ? 'decodeShort' : phase.id)
+  const winner = (peer: PeerName, phase: PhaseSpec): number => {
+    let best = threadCounts[0]
+    let bestMs = Infinity
+    for (const t of threadCounts) {
+      // fastest probe run: robust to a probe that collided with other work on the machine
+      const ms = Math.min(...(probe.get(`${probeKey(phase)}|${childOf(children, peer, t).label}`) ?? [Infinity]))
+      if (ms < bestMs) {
+        bestMs = ms
+        best = t
+      }
+    }
+    return best
+  }
+
+  for (const phase of PHASES) {
+    const chosen = peerNames.map((peer) => ({ peer, threads: winner(peer, phase) }))
+    const runners = chosen.map(({ peer, threads }) => childOf(children, peer, threads))
+    const first = new Map<PeerChild, number>()
+    const contextMs = new Map<PeerChild, number>()
+    if (phase.kind === 'decode') {
+      for (const c of runners) {
+        const p = await prepare(c, prompt, phase.tokens)
+        first.set(c, p.first)
+        contextMs.set(c, p.ms)
+      }
+    }
+    const ms = new Map<PeerChild, number[]>(runners.map((c) => [c, []]))
+    const busy = new Map<PeerChild, (number | null)[]>(runners.map((c) => [c, []]))
+    const tokens = new Map<PeerChild, readonly number[]>()
+    for (let rep = 0; rep < options.reps; rep++) {
+      for (const c of rotate(runners, rep)) {
+        const r = phase.kind === 'prefill'
+          ? await prefill(c, prompt.slice(0, phase.tokens))
+          : await decode(c, phase.tokens, first.get(c) ?? 0, phase.steps)
+        ms.get(c)?.push(r.ms)
+        busy.get(c)?.push(r.otherCpuPct)
+        if (!tokens.has(c)) tokens.set(c, r.tokens)
+      }
+    }
+    const peers: Partial<Record<PeerName, PeerPhaseRecord>> = {}
+    chosen.forEach(({ peer, threads }, i) => {
+      const c = runners[i]
+      const probeMs: Record<string, readonly number[]> = {}
+      for (const t of threadCounts) probeMs[String(t)] = probe.get(`${probeKey(phase)}|${childOf(children, peer, t).label}`) ?? []
+      peers[peer] = { threads, ms: ms.get(c) ?? [], otherCpuPct: busy.get(c) ?? [], probeMs, tokens: tokens.get(c) ?? [], contextPrefillMs: contextMs.get(c) ?? null }
+    })
+    phases.push({ phase, peers })
+    const line = (p: PeerName): string => {
+      const r = peers[p]
+      return r ? `${p} ${median(r.ms).toFixed(0)} ms (${r.threads}t)` : `${p} —`
+    }
+    log(`  ${phase.id}: ${PEER_NAMES.map(line).join(', ')}`)
   }
 }

@@ -130,7 +130,10 @@ describe('random GGUF models', () => {
         expect(m.quantization).toMatch(/^Q4_K_M \(/)
         expect(m.tensorTypes).toEqual(['f32', 'q4_k', 'q6_k'])
         expect(w.output.data.kind === 'ggml' && w.output.data.dtype).toBe('q6_k')
-        expect(w.layers[0].wv.data.kind === 'ggml' && w.layers[0].wv.data.dtype).toBe('q6_k')
+        // use_more_bits with C's integer division: of 2 layers only the last (7·2/8 = 1) gets Q6_K
+        expect(w.layers[0].wv.data.kind === 'ggml' && w.layers[0].wv.data.dtype).toBe('q4_k')
+        expect(w.layers[1].wv.data.kind === 'ggml' && w.layers[1].wv.data.dtype).toBe('q6_k')
+        expect(w.layers[1].wDown.data.kind === 'ggml' && w.layers[1].wDown.data.dtype).toBe('q6_k')
         expect(w.layers[0].wq.data.kind === 'ggml' && w.layers[0].wq.data.dtype).toBe('q4_k')
       }
     })
@@ -147,6 +150,15 @@ describe('random GGUF models', () => {
       expect(m.config.ropeFreqFactors).toEqual(factors)
       if (weights) expect(m.weights?.output).toBe(m.weights?.tokenEmbedding)
     }
+  })
+
+  it('streams a tensor larger than one chunk with the values of a single fill', async () => {
+    // 17,000 × 256 = 4.35M values: more than one 4M-value chunk, so the embedding is written in two
+    const path = join(tmp.dir, 'chunked.gguf')
+    await writeRandomGgufModel(path, { ...BASE, vocabSize: 17_000, architecture: 'llama', tensorType: 'f32', seed: 9, tiedEmbeddings: true })
+    const w = (await loadGgufModel(path)).weights
+    if (!w) throw new Error('no weights')
+    expect(maxError(tensorToFloat32(w.tokenEmbedding), regenerate(w.tokenEmbedding, 9, 0))).toBe(0)
   })
 
   it('rejects shapes the K-quants cannot hold', async () => {

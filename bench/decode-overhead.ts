@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { writeRandomGgufModel } from '../test/fixtures/random-gguf'
-import { BENCH_MODEL_IDS, ensureBenchModel } from './models'
+import { BENCH_MODEL_IDS, ensureBenchModel, SHAPE_110M } from './models'
 
 type Side = 'old' | 'new'
 const PROMPT_TOKENS = 16
@@ -28,18 +28,7 @@ const PROMPT_TOKENS = 16
  * dim 96 and hidden 256, so its weights are ~2 MB and its decode time is the per-token overhead of that
  * structure: graph nodes, session run, the logits and K/V outputs, the engine's JS.
  */
-const SKELETON_SPEC = {
-  architecture: 'llama',
-  dim: 96,
-  hiddenDim: 256,
-  nLayers: 12,
-  nHeads: 12,
-  nKvHeads: 12,
-  vocabSize: 32000,
-  contextLength: 2048,
-  tensorType: 'q4_0',
-  seed: 11
-} as const
+const SKELETON_SPEC = { ...SHAPE_110M, dim: 96, hiddenDim: 256, tensorType: 'q4_0', seed: 11 } as const
 
 /** The model file for an id of `--models` (a bench model, or the skeleton written once into `dir`). */
 async function modelFile(id: string, dir: string): Promise<{ label: string; path: string }> {

@@ -41,7 +41,7 @@ export const BENCH_MODEL_GROUPS: Readonly<Record<string, readonly BenchModelId[]
 const MODEL_SEED = 20261130
 
 /** The ~110M-parameter Llama shape of the issue (134M with its two 32000×768 embedding tables). */
-const SHAPE_110M = {
+export const SHAPE_110M = {
   architecture: 'llama',
   dim: 768,
   hiddenDim: 2048,

@@ -17,7 +17,7 @@ import { resolveGraphOptions, type GraphOptions } from './emit-context'
 import { ExternalWeights } from './external-data'
 import { wholeModelSegment, type SegmentSpec } from './op-groups'
 import type { GroupPart } from './partition'
-import { ggmlTypeByEncoding, sliceRows, tensorElementCount, tensorRows, type Tensor } from '../model'
+import { sliceRows, tensorByteLength, tensorRowBytes, tensorRows, type Tensor } from '../model'
 
 /** Folder for cached graphs: explicit, else $TANDEM_CACHE_DIR, else $XDG_CACHE_HOME/tandem/graphs, else ~/.cache/tandem/graphs. */
 export function resolveGraphCacheDir(cacheDir?: string): string {
@@ -76,7 +76,7 @@ function* contentHashSteps(model: CompilableModel, h: ReturnType<typeof createHa
     const step = rows > 0 ? Math.max(1, Math.floor(HASH_STEP_BYTES / (bytes / rows))) : 0
     // int8 groups hash all values, then all scales (row steps would interleave them); a row that is not whole
     // blocks cannot be sliced: both are hashed whole, as are 1-D tensors
-    const stepped = rows > 1 && t.data.kind !== 'int8-groups' && sliceRows(t, 0, 1) !== null
+    const stepped = rows > 1 && t.data.kind !== 'int8-groups' && tensorRowBytes(t) !== null
     if (!stepped) {
       updateWithData(h, t)
       done += bytes
@@ -115,15 +115,6 @@ export async function modelContentHashPaced(model: CompilableModel, pause: () =>
   const steps = contentHashSteps(model, h)
   while (!steps.next().done) await pause()
   return h.digest('hex')
-}
-
-/** Bytes a tensor's data takes (known without reading it). */
-function tensorByteLength(t: Tensor): number {
-  const d = t.data
-  if (d.kind === 'int8-groups') return tensorElementCount(t) * (1 + 4 / d.groupSize)
-  if (d.kind === 'dense') return tensorElementCount(t) * (d.dtype === 'f32' ? 4 : 2)
-  const info = ggmlTypeByEncoding(d.dtype)
-  return (tensorElementCount(t) / info.blockElems) * info.blockBytes
 }
 
 /**

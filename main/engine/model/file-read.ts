@@ -98,11 +98,14 @@ export function openRegularFile(path: string, what: string): OpenFile {
   }
 }
 
-/** Fills `bytes[from, to)` from file positions `[from, to)`; returns where it stopped (short at end of file). */
-function fill(fd: number, bytes: Uint8Array, from: number, to: number): number {
+/**
+ * Fills `bytes[from, to)` from file positions `[fileOffset + from, fileOffset + to)` in reads of at most
+ * READ_CHUNK_BYTES; returns where it stopped (short at end of file).
+ */
+export function fillFromFile(fd: number, bytes: Uint8Array, from: number, to: number, fileOffset = 0): number {
   let at = from
   while (at < to) {
-    const got = readSync(fd, bytes, at, Math.min(READ_CHUNK_BYTES, to - at), at)
+    const got = readSync(fd, bytes, at, Math.min(READ_CHUNK_BYTES, to - at), fileOffset + at)
     if (got === 0) break
     at += got
   }
@@ -112,7 +115,7 @@ function fill(fd: number, bytes: Uint8Array, from: number, to: number): number {
 /** Up to the first `n` bytes of an open file (fewer when it is shorter). */
 export function readPrefix(file: OpenFile, n: number): Uint8Array {
   const bytes = new Uint8Array(n)
-  return bytes.subarray(0, fill(file.fd, bytes, 0, n))
+  return bytes.subarray(0, fillFromFile(file.fd, bytes, 0, n))
 }
 
 /**
@@ -137,7 +140,7 @@ export function readOpenFile(file: OpenFile, maxBytes: number, path: string, wha
   }
   if (file.sizeBytes > cap) tooLarge()
   let bytes = new Uint8Array(file.sizeBytes > 0 ? file.sizeBytes : Math.min(cap, UNKNOWN_SIZE_START_BYTES))
-  let done = fill(file.fd, bytes, 0, bytes.length)
+  let done = fillFromFile(file.fd, bytes, 0, bytes.length)
   while (done === bytes.length) {
     // Full: the file may be longer than reported. One byte past the cap is enough to refuse it.
     if (done >= cap) {
@@ -147,7 +150,7 @@ export function readOpenFile(file: OpenFile, maxBytes: number, path: string, wha
     const grown = new Uint8Array(Math.min(cap, Math.max(done * 2, UNKNOWN_SIZE_START_BYTES)))
     grown.set(bytes)
     bytes = grown
-    done = fill(file.fd, bytes, done, bytes.length)
+    done = fillFromFile(file.fd, bytes, done, bytes.length)
   }
   return Buffer.from(bytes.buffer, 0, done)
 }

@@ -7,15 +7,13 @@
  * Every read reopens the file and checks it still has the size the header was parsed against: a layout is a
  * claim, and the file may have changed since.
  */
-import { closeSync, readSync } from 'node:fs'
+import { closeSync } from 'node:fs'
 import { ModelFormatError } from './errors'
-import { ggmlTypeByEncoding } from './ggml'
-import { openRegularFile } from './file-read'
+import { fillFromFile, openRegularFile } from './file-read'
+import { encodedByteLength } from './tensor'
 import type { ModelWeights, Tensor, TensorData } from './types'
 import { weightsOfLayout, type TensorSource, type WeightLayout } from './weight-layout'
 
-/** Largest single read() asked of the OS (Linux caps one read near 2 GiB). */
-const READ_CHUNK_BYTES = 64 << 20
 const F32_BYTES = 4
 
 /** One weight file as the header parse saw it. */
@@ -25,7 +23,7 @@ interface WeightFile {
 }
 
 /** Bytes [offset, offset + length) of the file, in a buffer of their own (byteOffset 0, so f32 views are aligned). */
-export function readFileRange(file: WeightFile, offset: number, length: number): Uint8Array {
+function readFileRange(file: WeightFile, offset: number, length: number): Uint8Array {
   const { path, sizeBytes } = file
   if (offset < 0 || length < 0 || offset + length > sizeBytes) {
     throw new ModelFormatError(path, `bytes ${offset}..${offset + length} lie outside the file (${sizeBytes} bytes)`)
@@ -36,12 +34,8 @@ export function readFileRange(file: WeightFile, offset: number, length: number):
       throw new ModelFormatError(path, `file changed since its header was read (${sizeBytes} bytes then, ${opened.sizeBytes} now)`)
     }
     const out = new Uint8Array(length)
-    let at = 0
-    while (at < length) {
-      const got = readSync(opened.fd, out, at, Math.min(READ_CHUNK_BYTES, length - at), offset + at)
-      if (got === 0) throw new ModelFormatError(path, `file shrank while reading (at byte ${offset + at})`)
-      at += got
-    }
+    const got = fillFromFile(opened.fd, out, 0, length, offset)
+    if (got < length) throw new ModelFormatError(path, `file shrank while reading (at byte ${offset + got})`)
     return out
   } finally {
     closeSync(opened.fd)
@@ -61,15 +55,11 @@ class Recallable<T extends object> {
   }
 }
 
-/** Bytes per row of a [rows, cols] tensor in `s`'s encoding, or null when a row is not a whole number of bytes/blocks. */
+/** Bytes per row of a [rows, cols] tensor in `s`'s encoding, or null when a row is not a whole number of blocks/groups. */
 function rowBytes(s: TensorSource, cols: number): number | null {
   const e = s.encoding
-  if (e.kind === 'dense') return cols * (e.dtype === 'f32' ? 4 : 2)
-  if (e.kind === 'ggml') {
-    const info = ggmlTypeByEncoding(e.dtype)
-    return cols % info.blockElems === 0 ? (cols / info.blockElems) * info.blockBytes : null
-  }
-  return cols % e.groupSize === 0 ? cols : null
+  if (e.kind === 'int8-groups') return cols % e.groupSize === 0 ? cols : null
+  return encodedByteLength(e.dtype, cols)
 }
 
 /** The tensor `s` of `file`, reading its bytes on use. */

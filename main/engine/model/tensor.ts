@@ -4,7 +4,7 @@
  * The reference forward and the runtime's embedding lookup both go through `dequantizeRows`.
  */
 import { ggmlTypeByEncoding } from './ggml'
-import type { Tensor, TensorData } from './types'
+import type { BlockDType, DenseDType, Tensor, TensorData } from './types'
 
 // Scratch for reinterpreting 32-bit patterns as float32 (single-threaded, so one shared pair is safe).
 const scratchF32 = new Float32Array(1)
@@ -158,6 +158,33 @@ export function dequantizeRows(t: Tensor, rowStart: number, rowCount: number, ou
 }
 
 /**
+ * Bytes that `elements` values take in `dtype` (a dense type is blocks of one value), or null when they are not
+ * a whole number of blocks. The one size rule for tensor data, rows of it and files' tensors.
+ */
+export function encodedByteLength(dtype: DenseDType | BlockDType, elements: number): number | null {
+  const info = ggmlTypeByEncoding(dtype)
+  return elements % info.blockElems === 0 ? (elements / info.blockElems) * info.blockBytes : null
+}
+
+/** Bytes a tensor's data takes, known from its shape and encoding without reading it. */
+export function tensorByteLength(t: Tensor): number {
+  const d = t.data
+  const elements = tensorElementCount(t)
+  if (d.kind === 'int8-groups') return elements * (1 + 4 / d.groupSize)
+  const bytes = encodedByteLength(d.dtype, elements)
+  if (bytes === null) throw new RangeError(`${t.name}: ${elements} values are not whole ${d.dtype} blocks`)
+  return bytes
+}
+
+/** Bytes of one row of a 2-D tensor, or null when a row is not a whole number of blocks/groups (it cannot be sliced). */
+export function tensorRowBytes(t: Tensor): number | null {
+  const d = t.data
+  const cols = tensorCols(t)
+  if (d.kind === 'int8-groups') return cols % d.groupSize === 0 ? cols : null
+  return encodedByteLength(d.dtype, cols)
+}
+
+/**
  * Rows [start, start + count) of a 2-D tensor as a tensor of their own: read from the file for a tensor still
  * in it (Tensor.rows), else views into its data. Null when a row is not a whole number of blocks/groups.
  */
@@ -168,19 +195,13 @@ export function sliceRows(t: Tensor, start: number, count: number): Tensor | nul
     throw new RangeError(`${t.name}: rows [${start}, ${start + count}) outside [0, ${rows})`)
   }
   if (t.rows !== undefined) return t.rows(start, count)
+  const perRow = tensorRowBytes(t)
+  if (perRow === null) return null
   const d = t.data
   const shape = [count, cols]
   if (d.kind === 'int8-groups') {
-    if (cols % d.groupSize !== 0) return null
     const g = cols / d.groupSize
     return { name: t.name, shape, data: { ...d, values: d.values.subarray(start * cols, (start + count) * cols), scales: d.scales.subarray(start * g, (start + count) * g) } }
-  }
-  let perRow: number
-  if (d.kind === 'dense') perRow = cols * (d.dtype === 'f32' ? 4 : 2)
-  else {
-    const info = ggmlTypeByEncoding(d.dtype)
-    if (cols % info.blockElems !== 0) return null
-    perRow = (cols / info.blockElems) * info.blockBytes
   }
   return { name: t.name, shape, data: { ...d, bytes: d.bytes.subarray(start * perRow, (start + count) * perRow) } }
 }
@@ -190,11 +211,10 @@ function checkDataSize(t: Tensor, rows: number, cols: number): void {
   const d: TensorData = t.data
   const elems = rows * cols
   let ok: boolean
-  if (d.kind === 'dense') {
-    ok = d.bytes.length >= elems * (d.dtype === 'f32' ? 4 : 2)
-  } else if (d.kind === 'ggml') {
-    const info = ggmlTypeByEncoding(d.dtype)
-    ok = cols % info.blockElems === 0 && d.bytes.length >= (elems / info.blockElems) * info.blockBytes
+  if (d.kind !== 'int8-groups') {
+    // every row whole blocks, and at least the bytes the shape needs
+    const perRow = encodedByteLength(d.dtype, cols)
+    ok = perRow !== null && d.bytes.length >= perRow * rows
   } else {
     ok = d.groupSize > 0 && d.values.length >= elems && d.scales.length * d.groupSize >= elems
   }

@@ -6,6 +6,7 @@
  * onnxruntime-node's run() blocks its thread, which is why this lives in a worker: the caller's thread
  * stays responsive. Busy time goes to the client's shared usage board, read by the caller at will.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { parentPort, workerData } from 'node:worker_threads'
 import { readWeights, type ModelConfig } from '../../model'
 import { defaultPrefillChunkTokens, maxPrefillChunkTokens, parsePlacement, weightInfoOf } from '../../plan'
@@ -57,7 +58,7 @@ async function whenIdle(): Promise<void> {
   for (;;) {
     const quietFor = performance.now() - lastActivity
     if (inFlight === 0 && quietFor >= IDLE_BEFORE_BACKGROUND_MS) return
-    await new Promise((resolve) => setTimeout(resolve, Math.max(20, IDLE_BEFORE_BACKGROUND_MS - quietFor)))
+    await sleep(Math.max(20, IDLE_BEFORE_BACKGROUND_MS - quietFor))
   }
 }
 

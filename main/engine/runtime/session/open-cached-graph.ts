@@ -3,6 +3,7 @@
  * a CPU session on it; on a miss — or when the cached file will not load (corrupt, truncated) — compile
  * (large weights streamed to the graph's external-data file), write atomically over it, and open that.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { createSession, type OrtSession } from '../../devices'
 import {
   cachedGraphExists,
@@ -120,10 +121,11 @@ export const GRAPH_VERIFICATIONS = ['verified', 'stale', 'unchecked'] as const
 export type GraphVerification = (typeof GRAPH_VERIFICATIONS)[number]
 
 /**
- * The full check behind the cache's sampled fingerprint: hashes every byte of `model` (in steps of ~16 MiB,
- * idling between them, so the thread keeps serving requests at their speed) and compares it with the hash recorded when the graph at
- * `graphPath` was compiled; `whenIdle` holds each step until the caller's thread has nothing better to do. A mismatch — the file was rewritten in place and the sample missed it — removes the
- * entry, so the next open compiles again. 'unchecked' when no hash was recorded (a graph compiled elsewhere).
+ * The full check behind the cache's sampled fingerprint: hashes every byte of `model` in steps of ~16 MiB and
+ * compares it with the hash recorded when the graph at `graphPath` was compiled. Each step waits for
+ * `whenIdle` (the caller's thread has nothing better to do) and idles after itself, so requests keep their
+ * speed. A mismatch — the file was rewritten in place and the sample missed it — removes the entry, so the next
+ * open compiles again. 'unchecked' when no hash was recorded (a graph compiled elsewhere).
  */
 export async function verifyCachedGraph(model: CompilableModel, graphPath: string, whenIdle: () => Promise<void> = async () => {}): Promise<GraphVerification> {
   const recorded = await recordedContentHash(graphPath)
@@ -133,10 +135,11 @@ export async function verifyCachedGraph(model: CompilableModel, graphPath: strin
   let stepStart = performance.now()
   const pause = async (): Promise<void> => {
     const spent = performance.now() - stepStart
-    await new Promise((resolve) => setTimeout(resolve, Math.max(1, spent * VERIFY_IDLE_FACTOR)))
+    await sleep(Math.max(1, spent * VERIFY_IDLE_FACTOR))
     await whenIdle()
     stepStart = performance.now()
   }
+  await whenIdle()
   const actual = await modelContentHashPaced(model, pause)
   if (actual === recorded) return 'verified'
   await removeCachedGraph(graphPath)

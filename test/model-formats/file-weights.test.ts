@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { modelContentHash, modelFingerprint } from '../../main/engine/graph'
 import { dequantizeRows, loadModel, readWeights, tensorToFloat32, type LoadedModel, type ModelWeights, type Tensor, type WeightLayout } from '../../main/engine/model'
-import { weightsFromBytes } from '../../main/engine/model/weight-layout'
+import { weightsOfLayout } from '../../main/engine/model/weight-layout'
 import { writeRandomGgufModel } from '../fixtures/random-gguf'
 import { sharedModel, tempDir } from '../helpers/paths'
 import { bytesReadByProcess } from '../helpers/process-io'
@@ -22,9 +22,18 @@ function tensorsOf(w: ModelWeights): Tensor[] {
   return [w.tokenEmbedding, w.finalNorm, w.output, ...w.layers.flatMap((l) => [l.attnNorm, l.wq, l.wk, l.wv, l.wo, l.ffnNorm, l.wGate, l.wUp, l.wDown, l.bq, l.bk, l.bv].filter((t): t is Tensor => t !== null))]
 }
 
-/** The model's weights from its file read whole into memory (what the loaders did before). */
+/** The model's weights from its files read whole into memory (what the loaders did before): the oracle. */
 function inMemory(m: LoadedModel): ModelWeights {
-  return weightsFromBytes(m.layout, m.layout.files.map((f) => readFileSync(f.path)))
+  const files = m.layout.files.map((f) => readFileSync(f.path))
+  return weightsOfLayout(m.layout, (s): Tensor => {
+    const bytes = files[s.file]
+    const range = bytes.subarray(s.offset, s.offset + s.byteLength)
+    const e = s.encoding
+    if (e.kind !== 'int8-groups') return { name: s.name, shape: s.shape, data: e.kind === 'dense' ? { kind: 'dense', dtype: e.dtype, bytes: range } : { kind: 'ggml', dtype: e.dtype, bytes: range } }
+    // a copy, so the floats are 4-byte aligned whatever their offset in the file
+    const scales = new Uint8Array(bytes.subarray(e.scalesOffset, e.scalesOffset + (s.byteLength / e.groupSize) * 4))
+    return { name: s.name, shape: s.shape, data: { kind: 'int8-groups', values: new Int8Array(range.buffer, range.byteOffset, range.byteLength), scales: new Float32Array(scales.buffer), groupSize: e.groupSize } }
+  })
 }
 
 async function qwenQ4km(): Promise<string> {

@@ -2,10 +2,9 @@
  * @file Where a model's weights lie in its files, as plain data: what a header parse produces, so the
  * thread that runs the model can read the weights without parsing the header again (the model worker gets
  * the layout from the thread that parsed it). `readWeights` (file-weights.ts) makes each source a tensor
- * that reads its bytes on use; `weightsFromBytes` makes them views into files already in memory.
+ * that reads its bytes on use.
  */
 import { FieldReader, readInteger, type Fail } from '../../common/reader'
-import { ModelFormatError } from './errors'
 import { MAX_FILE_OFFSET } from './file-read'
 import { MAX_TENSOR_NDIMS } from './safetensors'
 import type { BlockDType, DenseDType, LayerWeights, ModelWeights, Tensor } from './types'
@@ -52,7 +51,6 @@ const MAX_PATH_LENGTH = 4096
 /** Longest tensor name. */
 const MAX_TENSOR_NAME_LENGTH = 1024
 
-const F32_BYTES = 4
 const LAYER_KEYS = ['attnNorm', 'wq', 'wk', 'wv', 'wo', 'bq', 'bk', 'bv', 'ffnNorm', 'wGate', 'wUp', 'wDown'] as const
 
 /** The tensors of a layout in a fixed order (embedding, layers, final norm, untied output). */
@@ -62,23 +60,6 @@ export function layoutSources(layout: WeightLayout): TensorSource[] {
   out.push(layout.finalNorm)
   if (layout.output !== null) out.push(layout.output)
   return out
-}
-
-/** One tensor as a view into its file's bytes; the range is checked against what was read. */
-function tensorOf(s: TensorSource, bytes: Uint8Array, path: string): Tensor {
-  const inside = (offset: number, length: number): boolean => offset >= 0 && length >= 0 && offset + length <= bytes.byteLength
-  if (!inside(s.offset, s.byteLength)) throw new ModelFormatError(path, `tensor ${s.name} lies outside the file (bytes ${s.offset}..${s.offset + s.byteLength} of ${bytes.byteLength})`)
-  const e = s.encoding
-  const range = (): Uint8Array => bytes.subarray(s.offset, s.offset + s.byteLength)
-  if (e.kind === 'dense') return { name: s.name, shape: s.shape, data: { kind: 'dense', dtype: e.dtype, bytes: range() } }
-  if (e.kind === 'ggml') return { name: s.name, shape: s.shape, data: { kind: 'ggml', dtype: e.dtype, bytes: range() } }
-  const scalesBytes = (s.byteLength / e.groupSize) * F32_BYTES
-  if (!Number.isInteger(scalesBytes) || !inside(e.scalesOffset, scalesBytes)) throw new ModelFormatError(path, `the scales of tensor ${s.name} lie outside the file`)
-  const values = new Int8Array(bytes.buffer, bytes.byteOffset + s.offset, s.byteLength)
-  const at = bytes.byteOffset + e.scalesOffset
-  // a Float32Array view needs 4-byte alignment; an unaligned run of scales is copied (it is 1/groupSize of the tensor)
-  const scales = at % F32_BYTES === 0 ? new Float32Array(bytes.buffer, at, scalesBytes / F32_BYTES) : new Float32Array(bytes.slice(e.scalesOffset, e.scalesOffset + scalesBytes).buffer)
-  return { name: s.name, shape: s.shape, data: { kind: 'int8-groups', values, scales, groupSize: e.groupSize } }
 }
 
 /** ModelWeights with every source of `layout` made a Tensor by `tensor`. */
@@ -100,16 +81,6 @@ export function weightsOfLayout(layout: WeightLayout, tensor: (s: TensorSource) 
     wDown: tensor(l.wDown)
   }))
   return { tokenEmbedding, layers, finalNorm: tensor(layout.finalNorm), output: layout.output === null ? tokenEmbedding : tensor(layout.output) }
-}
-
-/** ModelWeights from a layout over files already in memory (`fileBytes[i]` holds layout.files[i]): views, no copies. */
-export function weightsFromBytes(layout: WeightLayout, fileBytes: readonly Uint8Array[]): ModelWeights {
-  return weightsOfLayout(layout, (s) => {
-    const bytes = fileBytes[s.file]
-    const path = layout.files[s.file]?.path ?? `file ${s.file}`
-    if (bytes === undefined) throw new ModelFormatError(path, `tensor ${s.name} names file ${s.file}, which the layout does not list`)
-    return tensorOf(s, bytes, path)
-  })
 }
 
 function readSource(fail: Fail, path: string, v: unknown, files: number): TensorSource {

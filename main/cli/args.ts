@@ -1,6 +1,6 @@
 /** @file Command-line flags for `tandem`, parsed and validated into typed options. */
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util'
-import { DEFAULT_PREFILL_CHUNK_TOKENS, MAX_PREFILL_CHUNK_TOKENS } from '../engine'
+import { checkRegistrationName, DEFAULT_PREFILL_CHUNK_TOKENS, MAX_PREFILL_CHUNK_TOKENS } from '../engine'
 
 /** A usage problem: the CLI prints it with the help hint and exits 2. */
 export class UsageError extends Error {
@@ -14,7 +14,7 @@ export const HELP = `Usage:
                   [--threads N] [--cache-dir DIR] [--stats] [--placement NAME|FILE.json]
   tandem info --model PATH [--tokenizer PATH] [--json]
   tandem serve [--port N] [--data-dir DIR] [--models DIR]... [--no-open] [--token-delay-ms N]
-  tandem devices [--json] [--no-probe] [--timeout-ms N]
+  tandem devices [--json] [--no-probe] [--timeout-ms N] [--virtual-npu] [--ep-library NAME=PATH]...
 
 PATH is a GGUF file, a llama2.c .bin checkpoint, or a Hugging Face folder (config.json + safetensors).
 generate prints only the generated continuation; --json prints one JSON object with text, token ids and stats.
@@ -29,7 +29,9 @@ tensor-split, auto) or a placement JSON file (probes the devices first; auto als
 --prefill-chunk sets the prompt tokens per graph run (default ${DEFAULT_PREFILL_CHUNK_TOKENS}, at most ${MAX_PREFILL_CHUNK_TOKENS}), with or without
 a placement.
 devices lists the compute devices (CPU, GPU, NPU) with their status; each is probed with tiny graphs in a child
-process unless --no-probe; --json prints one JSON array.`
+process unless --no-probe; --json prints one JSON array. --ep-library registers a plugin execution-provider
+library (VitisAI, OpenVINO, QNN, ...) for this run and lists its devices; --virtual-npu builds (once, with the
+system's C++ compiler) and registers Tandem's virtual NPU test provider, which runs on the CPU.`
 
 /** Longest --token-delay-ms: a second per token is already far slower than anyone reads. */
 export const MAX_TOKEN_DELAY_MS = 1000
@@ -86,6 +88,10 @@ export interface DevicesArgs {
   readonly probe: boolean
   /** per-EP probe timeout (default: the engine's) */
   readonly timeoutMs?: number
+  /** build and register the virtual NPU test provider */
+  readonly virtualNpu: boolean
+  /** plugin EP libraries to register for this run (--ep-library NAME=PATH) */
+  readonly epLibraries: readonly { readonly name: string; readonly path: string }[]
 }
 
 export type CliArgs = GenerateArgs | InfoArgs | ServeArgs | DevicesArgs | { readonly command: 'help' }
@@ -187,8 +193,25 @@ function parseDevices(rest: readonly string[]): DevicesArgs {
   const v = parseFlags(rest, {
     json: { type: 'boolean' },
     'no-probe': { type: 'boolean' },
-    'timeout-ms': { type: 'string' }
+    'timeout-ms': { type: 'string' },
+    'virtual-npu': { type: 'boolean' },
+    'ep-library': { type: 'string', multiple: true }
   })
   const timeoutMs = v['timeout-ms'] === undefined ? undefined : num(v['timeout-ms'], 'timeout-ms', 0, (n) => isInt(n) && n >= 1 && n <= 600_000, 'an integer from 1 to 600000')
-  return { command: 'devices', json: v.json ?? false, probe: !(v['no-probe'] ?? false), timeoutMs }
+  const epLibraries = (v['ep-library'] ?? []).map(parseEpLibrary)
+  return { command: 'devices', json: v.json ?? false, probe: !(v['no-probe'] ?? false), timeoutMs, virtualNpu: v['virtual-npu'] ?? false, epLibraries }
+}
+
+/** "NAME=PATH" of --ep-library. */
+function parseEpLibrary(text: string): { name: string; path: string } {
+  const eq = text.indexOf('=')
+  const name = eq < 0 ? '' : text.slice(0, eq)
+  const path = eq < 0 ? '' : text.slice(eq + 1)
+  if (name === '' || path === '') throw new UsageError(`--ep-library must be NAME=PATH (got "${text}")`)
+  try {
+    checkRegistrationName(name)
+  } catch (e) {
+    throw new UsageError(`--ep-library: ${e instanceof Error ? e.message : String(e)}`)
+  }
+  return { name, path }
 }

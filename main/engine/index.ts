@@ -33,6 +33,11 @@ export {
 } from './runtime'
 export {
   discoverDevices,
+  discoverEpDevices,
+  checkRegistrationName,
+  VIRTUAL_NPU_LABEL,
+  type EpDeviceOptions,
+  type ProviderLibraryStatus,
   CONTRIB_OPS,
   type ContribOp,
   type DeviceContract,

@@ -53,6 +53,8 @@ const RunnableOp kRunnable[] = {
     {"", "MatMul"}, {"", "Gemm"}, {"", "Add"}, {"", "Sub"}, {"", "Mul"}, {"", "Div"}, {"", "Sigmoid"},
     {"", "Sqrt"}, {"", "Pow"}, {"", "Reciprocal"}, {"", "ReduceMean"}, {"", "Cast"}, {"", "MatMulInteger"},
     {"", "QLinearMatMul"}, {"", "QuantizeLinear"}, {"", "DequantizeLinear"}, {"", "DynamicQuantizeLinear"},
+    {"", "Concat"}, {"", "Split"}, {"", "Reshape"}, {"", "Transpose"}, {"", "Slice"}, {"", "Squeeze"},
+    {"", "Unsqueeze"},
     {"", "SimplifiedLayerNormalization"}, {"com.microsoft", "SkipSimplifiedLayerNormalization"},
     {"com.microsoft", "MatMulNBits"}};
 
@@ -60,7 +62,7 @@ const RunnableOp kRunnable[] = {
 constexpr const char* kDefaultOps =
     "MatMul,Gemm,Add,Sub,Mul,Div,Sigmoid,Sqrt,Pow,Reciprocal,ReduceMean,MatMulInteger,QLinearMatMul,"
     "QuantizeLinear,DequantizeLinear,DynamicQuantizeLinear,SimplifiedLayerNormalization,"
-    "SkipSimplifiedLayerNormalization";
+    "SkipSimplifiedLayerNormalization,Concat,Split,Reshape,Transpose,Slice,Squeeze,Unsqueeze";
 
 // Counters for the whole process (one virtual device); read by TandemVirtualNpu_Stats.
 std::atomic<uint64_t> g_nodes_claimed{0};
@@ -171,7 +173,7 @@ struct NodePlan {
 };
 
 bool IsStaticTensor(const OrtValueInfo* info, ONNXTensorElementDataType& type, std::vector<int64_t>& shape,
-                    std::string& why) {
+                    std::string& why, bool constant = false) {
   const OrtTypeInfo* type_info = nullptr;
   const OrtTensorTypeAndShapeInfo* tensor = nullptr;
   if (ort->GetValueInfoTypeInfo(info, &type_info) || !type_info ||
@@ -201,6 +203,10 @@ bool IsStaticTensor(const OrtValueInfo* info, ONNXTensorElementDataType& type, s
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8:
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32:
       return true;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64:
+      if (constant) return true;  // shapes, axes, split sizes: constants an NPU compiler folds in
+      why = "element type int64 (only as a constant)";
+      return false;
     default:
       why = "element type " + std::to_string(static_cast<int>(type)) + " (takes int8/uint8/int32/fp16/fp32)";
       return false;
@@ -282,18 +288,21 @@ OrtStatus* Examine(const OrtNode* node, const Config& config, NodePlan& plan, st
     ONNXTensorElementDataType t;
     std::vector<int64_t> shape;
     std::string reason;
-    if (!IsStaticTensor(inputs[i], t, shape, reason)) {
+    bool constant = false;
+    VNPU_TRY(ort->ValueInfo_IsConstantInitializer(inputs[i], &constant));
+    if (!IsStaticTensor(inputs[i], t, shape, reason, constant)) {
       why = "input " + std::to_string(i) + ": " + reason;
       return nullptr;
     }
     in_shapes.push_back(shape);
   }
   for (size_t i = 0; i < n_out; i++) {
+    if (!outputs[i]) continue;  // an optional output the graph leaves out
     ONNXTensorElementDataType t;
     std::vector<int64_t> shape;
     std::string reason;
-    if (!outputs[i] || !IsStaticTensor(outputs[i], t, shape, reason)) {
-      why = "output " + std::to_string(i) + ": " + (outputs[i] ? reason : "absent");
+    if (!IsStaticTensor(outputs[i], t, shape, reason)) {
+      why = "output " + std::to_string(i) + ": " + reason;
       return nullptr;
     }
     plan.output_shapes.push_back(shape);

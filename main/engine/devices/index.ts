@@ -40,3 +40,4 @@ export { EpSession, NativeTensor, Binding, MAX_TENSOR_ELEMENTS, type ElementType
 export { buildVirtualNpu, registerVirtualNpu, virtualNpuSourceDir, virtualNpuStats, VIRTUAL_NPU_EP, VIRTUAL_NPU_LABEL, VIRTUAL_NPU_REGISTRATION, type VirtualNpuBuildOptions, type VirtualNpuStats } from './virtual-npu'
 export { discoverEpDevices, type EpDeviceOptions, type ProviderLibraryStatus } from './ep-devices'
 export { createEpDeviceSession } from './ort-c/as-ort-session'
+export { createDeviceSession } from './device-session'

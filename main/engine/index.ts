@@ -34,7 +34,9 @@ export {
 export {
   discoverDevices,
   discoverEpDevices,
+  discoverAllDevices,
   checkRegistrationName,
+  type ProviderOptions,
   VIRTUAL_NPU_LABEL,
   type EpDeviceOptions,
   type ProviderLibraryStatus,

@@ -6,6 +6,7 @@
  * the runtime's reason.
  */
 import { CONTRIB_OPS, type DeviceInfo, type DeviceKind, type EpProbeResult } from './device'
+import { discoverDevices } from './discover'
 import { OrtCRuntime, type EpDeviceInfo } from './ort-c/runtime'
 import { probeEp } from './probe'
 import type { ProviderLibrary } from './probe-run'
@@ -106,4 +107,24 @@ export async function discoverEpDevices(options: EpDeviceOptions): Promise<{ dev
     }
   })
   return { devices, libraries }
+}
+
+/** Provider libraries to register and list, for discoverAllDevices. */
+export interface ProviderOptions {
+  readonly providerLibraries?: readonly ProviderLibrary[]
+  readonly virtualNpu?: boolean
+}
+
+/**
+ * This machine's devices: onnxruntime-node's (discover.ts), then those of the provider libraries named
+ * (registered first; none named: no C-API work at all), with how each library's registration went.
+ */
+export async function discoverAllDevices(
+  providers: ProviderOptions,
+  options: { probe?: boolean; timeoutMs?: number; log?: (line: string) => void } = {}
+): Promise<{ devices: DeviceInfo[]; libraries: ProviderLibraryStatus[] }> {
+  const devices = await discoverDevices({ probe: options.probe, timeoutMs: options.timeoutMs })
+  if (providers.virtualNpu !== true && (providers.providerLibraries ?? []).length === 0) return { devices, libraries: [] }
+  const ep = await discoverEpDevices({ ...providers, ...options })
+  return { devices: [...devices, ...ep.devices], libraries: ep.libraries }
 }

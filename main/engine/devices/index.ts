@@ -38,6 +38,6 @@ export { OrtCLibrary, OrtCApiError, ORT_C_API_VERSION, ORT_C_SLOTS, bundledOrtLi
 export { OrtCRuntime, HARDWARE_TYPES, checkRegistrationName, MAX_REGISTRATION_NAME_LENGTH, type EpDeviceInfo, type EpDeviceSelector, type HardwareType, type RegisteredLibrary } from './ort-c/runtime'
 export { EpSession, NativeTensor, Binding, MAX_TENSOR_ELEMENTS, type ElementType, type EpSessionOptions, type OutputTensor, type TypedData } from './ort-c/session'
 export { buildVirtualNpu, registerVirtualNpu, virtualNpuSourceDir, virtualNpuStats, VIRTUAL_NPU_EP, VIRTUAL_NPU_LABEL, VIRTUAL_NPU_REGISTRATION, type VirtualNpuBuildOptions, type VirtualNpuStats } from './virtual-npu'
-export { discoverEpDevices, type EpDeviceOptions, type ProviderLibraryStatus } from './ep-devices'
+export { discoverAllDevices, discoverEpDevices, type EpDeviceOptions, type ProviderLibraryStatus, type ProviderOptions } from './ep-devices'
 export { createEpDeviceSession } from './ort-c/as-ort-session'
 export { createDeviceSession } from './device-session'

@@ -52,6 +52,7 @@ const BAN_ORT = ban(
   '^onnxruntime-(node|common|web)(/.*)?$',
   'Only main/engine/devices/ort.ts may import onnxruntime; use the devices layer.'
 )
+const BAN_KOFFI = ban('^koffi$', 'Only main/engine/devices/ort-c/library.ts may use FFI (koffi); use the devices layer.')
 const BAN_SQLITE = ban('^better-sqlite3$', 'SQL lives only in main/store/.')
 const BAN_NODE_BUILTINS = ban(
   `^(node:.*|(${builtinModules.map(escapeRegex).join('|')})(/.*)?)$`,
@@ -77,6 +78,7 @@ function enginePatterns(layer) {
   const patterns = [
     BAN_ELECTRON,
     BAN_ORT,
+    BAN_KOFFI,
     BAN_SQLITE,
     BAN_PARENT_BARREL,
     ban(
@@ -178,10 +180,16 @@ export default defineConfig(
     ['main/engine/devices/ort.ts'],
     enginePatterns('devices').filter((p) => p !== BAN_ORT)
   ),
+  layer(
+    'engine-devices-ort-c',
+    ['main/engine/devices/ort-c/library.ts'],
+    enginePatterns('devices').filter((p) => p !== BAN_KOFFI)
+  ),
   // The engine's public face re-exports the folders' own index.ts files only, and reaches nothing outside.
   layer('engine-index', ['main/engine/index.ts'], [
     BAN_ELECTRON,
     BAN_ORT,
+    BAN_KOFFI,
     BAN_SQLITE,
     ban('^\\.\\.(/|$)', 'main/engine/ imports nothing from outside the engine.'),
     ban('^\\./[^/]+/(?!index$).+', "main/engine/index.ts re-exports a folder through its index.ts ('./runtime'), not its files.")
@@ -191,6 +199,7 @@ export default defineConfig(
   layer('main-common', ['main/common/**/*.ts'], [
     BAN_ELECTRON,
     BAN_ORT,
+    BAN_KOFFI,
     BAN_SQLITE,
     BAN_NODE_BUILTINS,
     ban('^\\.\\.(/|$)', 'main/common/ imports nothing from outside itself: every layer of main/ builds on it.')
@@ -199,6 +208,7 @@ export default defineConfig(
   // --- main/ outside the engine ---
   layer('main-index', ['main/index.ts'], [
     BAN_ORT,
+    BAN_KOFFI,
     BAN_SQLITE,
     BAN_ENGINE_DEEP,
     BAN_RENDERER,
@@ -208,6 +218,7 @@ export default defineConfig(
   layer('main-services', ['main/services/**/*.ts'], [
     BAN_ELECTRON,
     BAN_ORT,
+    BAN_KOFFI,
     BAN_SQLITE,
     BAN_ENGINE_DEEP,
     BAN_RENDERER,
@@ -218,6 +229,7 @@ export default defineConfig(
   layer('main-server', ['main/server/**/*.ts'], [
     BAN_ELECTRON,
     BAN_ORT,
+    BAN_KOFFI,
     BAN_SQLITE,
     BAN_ENGINE_DEEP,
     BAN_RENDERER,
@@ -228,6 +240,7 @@ export default defineConfig(
   layer('main-cli', ['main/cli/**/*.ts'], [
     BAN_ELECTRON,
     BAN_ORT,
+    BAN_KOFFI,
     BAN_SQLITE,
     BAN_ENGINE_DEEP,
     BAN_RENDERER,
@@ -239,6 +252,7 @@ export default defineConfig(
   layer('main-cli-serve', ['main/cli/serve.ts'], [
     BAN_ELECTRON,
     BAN_ORT,
+    BAN_KOFFI,
     BAN_SQLITE,
     BAN_ENGINE_DEEP,
     BAN_RENDERER,
@@ -248,6 +262,7 @@ export default defineConfig(
   layer('main-store', ['main/store/**/*.ts'], [
     BAN_ELECTRON,
     BAN_ORT,
+    BAN_KOFFI,
     BAN_PARENT_BARREL,
     ban(
       `${UP}(engine|services|server|cli|main|preload|renderer)(/|$)`,
@@ -259,12 +274,14 @@ export default defineConfig(
   layer('preload', ['preload/**/*.ts'], [
     BAN_ELECTRON,
     BAN_ORT,
+    BAN_KOFFI,
     BAN_SQLITE,
     BAN_NODE_BUILTINS,
     ban('^\\.\\.(/|$)', 'preload/ imports nothing from outside preload/.')
   ]),
   layer('preload-index', ['preload/index.ts'], [
     BAN_ORT,
+    BAN_KOFFI,
     BAN_SQLITE,
     BAN_NODE_BUILTINS,
     ban('^\\.\\.(/|$)', 'preload/ imports nothing from outside preload/.')
@@ -287,6 +304,7 @@ export default defineConfig(
   layer('renderer', ['renderer/**/*.{ts,tsx}'], [
     BAN_ELECTRON,
     BAN_ORT,
+    BAN_KOFFI,
     BAN_SQLITE,
     BAN_NODE_BUILTINS,
     ban(`${UP}main(/|$)`, 'renderer/ imports nothing from main/; it talks to window.tandem.'),

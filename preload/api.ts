@@ -144,6 +144,20 @@ export interface DeviceView {
   readonly reason: string | null
 }
 
+/** A plugin execution-provider library the user added in Settings → Devices (VitisAI, OpenVINO, QNN, ...). */
+export interface ProviderLibraryView {
+  /** the registration name the user gave it */
+  readonly name: string
+  /** the library file */
+  readonly path: string
+  /** registered: its devices are in the device list; failed: it did not load when Tandem started */
+  readonly status: 'registered' | 'failed'
+  /** ONNX Runtime's reason when failed; null when registered */
+  readonly reason: string | null
+  /** execution providers it brought */
+  readonly eps: readonly string[]
+}
+
 /** One utilization sample (the live view keeps the last 60 s of them). */
 export interface UsageSample {
   readonly atMs: number
@@ -291,6 +305,12 @@ export interface Api {
     placement(): Promise<PlacementView>
     /** stores a new choice (applies to the next generation) */
     setPlacement(setting: PlacementSetting): Promise<PlacementView>
+    /** the provider libraries added in settings, with how their registration went at start */
+    providerLibraries(): Promise<ProviderLibraryView[]>
+    /** loads the library now (refused with ONNX Runtime's reason when it does not load), then keeps it for later starts */
+    addProviderLibrary(name: string, path: string): Promise<ProviderLibraryView[]>
+    /** forgets a library; its devices stay until Tandem restarts (sessions may be using them) */
+    removeProviderLibrary(name: string): Promise<ProviderLibraryView[]>
   }
   settings: {
     get(): Promise<Settings>
@@ -332,7 +352,10 @@ export const API_METHODS = {
   'devices:list': 'call',
   'devices:usage': 'call',
   'devices:placement': 'call',
-  'devices:setPlacement': 'call'
+  'devices:setPlacement': 'call',
+  'devices:providerLibraries': 'call',
+  'devices:addProviderLibrary': 'call',
+  'devices:removeProviderLibrary': 'call'
 } as const satisfies { readonly [K in ApiChannel]: 'call' | 'stream' }
 
 /** `service:method` names derived from Api. */
@@ -352,6 +375,10 @@ export const API_LIMITS = {
   maxIdChars: 200,
   /** user-added model folders */
   maxModelFolders: 64,
+  /** provider libraries added in settings */
+  maxProviderLibraries: 16,
+  /** a provider library's registration name: letters, digits, '.', '_' and '-' */
+  maxProviderNameChars: 64,
   /** sampling.temperature range is [0, maxTemperature] */
   maxTemperature: 2,
   /** sampling.maxTokens range is [1, maxReplyTokens] */

@@ -9,7 +9,8 @@
 #          `npm ci` cannot install these itself: npm runs the project's own install scripts only after the
 #          dependencies are built.
 #   test   what `npm test` needs: Chromium for the Playwright suite (or TANDEM_CHROMIUM=/path/to/chromium),
-#          and Mesa's software Vulkan driver (lavapipe) for the WebGPU tests and the Devices end-to-end spec.
+#          Mesa's software Vulkan driver (lavapipe) for the WebGPU tests and the Devices end-to-end spec, and a
+#          C++ compiler: the tests build the virtual NPU provider library (test/virtual-npu) with it.
 #          On Debian 12 the driver must come from bookworm-backports: stable's Mesa 22 lacks what onnxruntime's
 #          WebGPU provider needs (toolchain notes §4).
 #
@@ -109,7 +110,9 @@ if [ "${want_test}" -eq 1 ]; then
   if [ "${debian}" -eq 1 ]; then
     installed libvulkan1 || plain+=(libvulkan1)
     mesa_new_enough || need_mesa=1
+    if [ "${want_build}" -eq 0 ]; then installed g++ || plain+=(g++); fi
   else
+    [ "${want_build}" -eq 1 ] || command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || command -v clang++ >/dev/null 2>&1 || needs+=("a C++ compiler (g++ or clang++), for the virtual NPU test provider")
     has_vulkan_loader || needs+=('the Vulkan loader (libvulkan.so.1)')
     has_lavapipe_icd || needs+=("Mesa ${MESA_MIN_VERSION} or newer with its lavapipe Vulkan driver (lvp_icd*.json in ${ICD_DIRS[*]})")
   fi

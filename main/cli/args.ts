@@ -1,6 +1,6 @@
 /** @file Command-line flags for `tandem`, parsed and validated into typed options. */
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util'
-import { DEFAULT_PREFILL_CHUNK_TOKENS, MAX_PREFILL_CHUNK_TOKENS } from '../engine'
+import { checkRegistrationName, DEFAULT_PREFILL_CHUNK_TOKENS, MAX_PREFILL_CHUNK_TOKENS, type ProviderOptions } from '../engine'
 
 /** A usage problem: the CLI prints it with the help hint and exits 2. */
 export class UsageError extends Error {
@@ -12,9 +12,11 @@ export const HELP = `Usage:
                   [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--stop TEXT]...
                   [--chat] [--system TEXT] [--json] [--tokenizer PATH] [--prefill-chunk N]
                   [--threads N] [--cache-dir DIR] [--stats] [--placement NAME|FILE.json]
+                  [--virtual-npu] [--ep-library NAME=PATH]...
   tandem info --model PATH [--tokenizer PATH] [--json]
   tandem serve [--port N] [--data-dir DIR] [--models DIR]... [--no-open] [--token-delay-ms N]
-  tandem devices [--json] [--no-probe] [--timeout-ms N]
+               [--virtual-npu] [--ep-library NAME=PATH]...
+  tandem devices [--json] [--no-probe] [--timeout-ms N] [--virtual-npu] [--ep-library NAME=PATH]...
 
 PATH is a GGUF file, a llama2.c .bin checkpoint, or a Hugging Face folder (config.json + safetensors).
 generate prints only the generated continuation; --json prints one JSON object with text, token ids and stats.
@@ -24,12 +26,15 @@ run, --no-open does not open the browser, --token-delay-ms waits N ms before eac
 first (slows replies down for demos and end-to-end tests; default 0).
 --placement runs the model across devices: a preset (cpu, gpu, npu-prefill-gpu-decode, layer-split,
 tensor-split, auto) or a placement JSON file (probes the devices first; auto also measures them, in seconds);
---json and --stats then give each device's busy time.
+--json and --stats then give each device's busy time. With --virtual-npu or --ep-library (see devices) the
+placement may use their NPU devices too.
 --threads sets the compute threads per model (default: the CPU's physical cores as the OS reports them).
 --prefill-chunk sets the prompt tokens per graph run (default ${DEFAULT_PREFILL_CHUNK_TOKENS}, at most ${MAX_PREFILL_CHUNK_TOKENS}), with or without
 a placement.
 devices lists the compute devices (CPU, GPU, NPU) with their status; each is probed with tiny graphs in a child
-process unless --no-probe; --json prints one JSON array.`
+process unless --no-probe; --json prints one JSON array. --ep-library registers a plugin execution-provider
+library (VitisAI, OpenVINO, QNN, ...) for this run and lists its devices; --virtual-npu builds (once, with the
+system's C++ compiler) and registers Tandem's virtual NPU test provider, which runs on the CPU.`
 
 /** Longest --token-delay-ms: a second per token is already far slower than anyone reads. */
 export const MAX_TOKEN_DELAY_MS = 1000
@@ -57,6 +62,16 @@ export interface GenerateArgs {
   readonly cacheDir?: string
   /** a preset name or a placement JSON file; undefined = the single-device CPU path */
   readonly placement?: string
+  /** provider libraries whose devices a placement may use */
+  readonly providers: ProviderArgs
+}
+
+/** --virtual-npu and --ep-library NAME=PATH (devices, generate). */
+export interface ProviderArgs {
+  /** build and register the virtual NPU test provider */
+  readonly virtualNpu: boolean
+  /** plugin EP libraries to register for this run */
+  readonly epLibraries: readonly { readonly name: string; readonly path: string }[]
 }
 
 export interface InfoArgs {
@@ -77,6 +92,8 @@ export interface ServeArgs {
   readonly open: boolean
   /** ms to wait before each generated token after the first; 0 = none */
   readonly tokenDelayMs: number
+  /** provider libraries whose devices the app may use */
+  readonly providers: ProviderArgs
 }
 
 export interface DevicesArgs {
@@ -86,6 +103,7 @@ export interface DevicesArgs {
   readonly probe: boolean
   /** per-EP probe timeout (default: the engine's) */
   readonly timeoutMs?: number
+  readonly providers: ProviderArgs
 }
 
 export type CliArgs = GenerateArgs | InfoArgs | ServeArgs | DevicesArgs | { readonly command: 'help' }
@@ -134,7 +152,8 @@ export function parseCli(argv: readonly string[]): CliArgs {
     'prefill-chunk': { type: 'string' },
     threads: { type: 'string' },
     'cache-dir': { type: 'string' },
-    placement: { type: 'string' }
+    placement: { type: 'string' },
+    ...PROVIDER_FLAGS
   })
   if (!v.model) throw new UsageError('--model PATH is required')
   if (command === 'info') return { command, model: v.model, tokenizer: v.tokenizer, json: v.json ?? false }
@@ -159,7 +178,8 @@ export function parseCli(argv: readonly string[]): CliArgs {
     prefillChunk: v['prefill-chunk'] === undefined ? undefined : num(v['prefill-chunk'], 'prefill-chunk', 0, (n) => isInt(n) && n >= 1 && n <= MAX_PREFILL_CHUNK_TOKENS, `an integer from 1 to ${MAX_PREFILL_CHUNK_TOKENS}`),
     threads,
     cacheDir: v['cache-dir'],
-    placement: v.placement
+    placement: v.placement,
+    providers: providerArgs(v['virtual-npu'], v['ep-library'])
   }
 }
 
@@ -170,7 +190,8 @@ function parseServe(rest: readonly string[]): ServeArgs {
     'data-dir': { type: 'string' },
     models: { type: 'string', multiple: true },
     'no-open': { type: 'boolean' },
-    'token-delay-ms': { type: 'string' }
+    'token-delay-ms': { type: 'string' },
+    ...PROVIDER_FLAGS
   })
   return {
     command: 'serve',
@@ -178,7 +199,8 @@ function parseServe(rest: readonly string[]): ServeArgs {
     dataDir: v['data-dir'],
     models: v.models ?? [],
     open: !(v['no-open'] ?? false),
-    tokenDelayMs: num(v['token-delay-ms'], 'token-delay-ms', 0, (n) => isInt(n) && n >= 0 && n <= MAX_TOKEN_DELAY_MS, `an integer from 0 to ${MAX_TOKEN_DELAY_MS}`)
+    tokenDelayMs: num(v['token-delay-ms'], 'token-delay-ms', 0, (n) => isInt(n) && n >= 0 && n <= MAX_TOKEN_DELAY_MS, `an integer from 0 to ${MAX_TOKEN_DELAY_MS}`),
+    providers: providerArgs(v['virtual-npu'], v['ep-library'])
   }
 }
 
@@ -187,8 +209,38 @@ function parseDevices(rest: readonly string[]): DevicesArgs {
   const v = parseFlags(rest, {
     json: { type: 'boolean' },
     'no-probe': { type: 'boolean' },
-    'timeout-ms': { type: 'string' }
+    'timeout-ms': { type: 'string' },
+    ...PROVIDER_FLAGS
   })
   const timeoutMs = v['timeout-ms'] === undefined ? undefined : num(v['timeout-ms'], 'timeout-ms', 0, (n) => isInt(n) && n >= 1 && n <= 600_000, 'an integer from 1 to 600000')
-  return { command: 'devices', json: v.json ?? false, probe: !(v['no-probe'] ?? false), timeoutMs }
+  return { command: 'devices', json: v.json ?? false, probe: !(v['no-probe'] ?? false), timeoutMs, providers: providerArgs(v['virtual-npu'], v['ep-library']) }
+}
+
+/** The provider-library flags, shared by the commands that take them. */
+const PROVIDER_FLAGS = {
+  'virtual-npu': { type: 'boolean' },
+  'ep-library': { type: 'string', multiple: true }
+} as const
+
+function providerArgs(virtualNpu: boolean | undefined, libraries: readonly string[] | undefined): ProviderArgs {
+  return { virtualNpu: virtualNpu ?? false, epLibraries: (libraries ?? []).map(parseEpLibrary) }
+}
+
+/** The engine's form of the provider flags. */
+export function providerOptions(p: ProviderArgs): ProviderOptions {
+  return { virtualNpu: p.virtualNpu, providerLibraries: p.epLibraries }
+}
+
+/** "NAME=PATH" of --ep-library. */
+function parseEpLibrary(text: string): { name: string; path: string } {
+  const eq = text.indexOf('=')
+  const name = eq < 0 ? '' : text.slice(0, eq)
+  const path = eq < 0 ? '' : text.slice(eq + 1)
+  if (name === '' || path === '') throw new UsageError(`--ep-library must be NAME=PATH (got "${text}")`)
+  try {
+    checkRegistrationName(name)
+  } catch (e) {
+    throw new UsageError(`--ep-library: ${e instanceof Error ? e.message : String(e)}`)
+  }
+  return { name, path }
 }

@@ -2,18 +2,28 @@
  * @file `tandem devices`: the compute devices this machine offers the engine, probed in child processes,
  * as a table (or one JSON array with --json). A failed or unavailable device is listed with its reason.
  */
-import { CONTRIB_OPS, discoverDevices, type DeviceContract, type DeviceInfo } from '../engine'
-import type { DevicesArgs } from './args'
+import { CONTRIB_OPS, discoverAllDevices, type DeviceContract, type DeviceInfo, type ProviderLibraryStatus } from '../engine'
+import { providerOptions, type DevicesArgs } from './args'
 
-/** Runs `tandem devices`; returns the exit code (0 even when some devices failed: that is the answer). */
+/**
+ * Runs `tandem devices`; returns the exit code (0 even when some devices failed: that is the answer). Provider
+ * libraries that fail to register are reported on stderr with the runtime's reason.
+ */
 export async function devices(args: DevicesArgs): Promise<number> {
-  const list = await discoverDevices({ probe: args.probe, timeoutMs: args.timeoutMs })
+  const log = (line: string): void => void process.stderr.write(`${line}\n`)
+  const { devices: list, libraries } = await discoverAllDevices(providerOptions(args.providers), { probe: args.probe, timeoutMs: args.timeoutMs, log })
+  reportFailedLibraries(libraries, log)
   if (args.json) {
     process.stdout.write(JSON.stringify(list) + '\n')
     return 0
   }
   process.stdout.write(formatDeviceTable(list))
   return 0
+}
+
+/** One line per provider library that did not register, with ONNX Runtime's reason. */
+export function reportFailedLibraries(libraries: readonly ProviderLibraryStatus[], log: (line: string) => void): void {
+  for (const lib of libraries) if (!lib.ok) log(`provider library "${lib.name}" (${lib.path || 'not built'}) failed: ${lib.reason}`)
 }
 
 /** "128 MiB" for a byte count. */

@@ -50,7 +50,7 @@ async function generate(args: GenerateArgs): Promise<number> {
   const log = (line: string): void => void process.stderr.write(`tandem: ${line}\n`)
   // the header is parsed once, here; the placement and the model worker use what it found
   const header = await loadModel(args.model, { tokenizerPath: args.tokenizer, weights: false })
-  const placed = args.placement === undefined ? null : await resolveCliPlacement(args.placement, header, { prefillChunkTokens: args.prefillChunk, threads: args.threads, log })
+  const placed = args.placement === undefined ? null : await resolveCliPlacement(args.placement, header, { prefillChunkTokens: args.prefillChunk, threads: args.threads, log, providers: args.providers })
   const model = await TextModel.open(header, {
     threads: args.threads,
     cacheDir: args.cacheDir,

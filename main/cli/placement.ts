@@ -8,7 +8,7 @@
 import { open } from 'node:fs/promises'
 import {
   buildPreset,
-  discoverDevices,
+  discoverAllDevices,
   parsePlacement,
   PlacementError,
   PRESET_IDS,
@@ -23,6 +23,8 @@ import {
   type WeightInfo
 } from '../engine'
 import { errorCode } from '../common/error-code'
+import { providerOptions, type ProviderArgs } from './args'
+import { reportFailedLibraries } from './devices'
 
 /** Largest placement file read (bytes): a placement for a 1000-layer model with every override is far below. */
 export const MAX_PLACEMENT_FILE_BYTES = 1 << 20
@@ -35,6 +37,8 @@ export interface CliPlacementOptions {
   readonly threads?: number
   /** one line of diagnostics (stderr) */
   readonly log: (line: string) => void
+  /** provider libraries (--virtual-npu, --ep-library) whose devices the placement may use */
+  readonly providers: ProviderArgs
 }
 
 /** A placement ready for the runner, and the devices it was validated against. */
@@ -114,7 +118,8 @@ export async function resolveCliPlacement(arg: string, model: LoadedModel, optio
   // a bad file fails before the seconds of device probing
   const fileJson = preset === null ? await readPlacementFile(arg) : null
   const t0 = performance.now()
-  const devices = await discoverDevices()
+  const { devices, libraries } = await discoverAllDevices(providerOptions(options.providers), { log: options.log })
+  reportFailedLibraries(libraries, options.log)
   const usable = devices.filter((d) => d.status === 'ready').map((d) => d.id)
   options.log(`devices: ${usable.join(', ')} ready (probed in ${((performance.now() - t0) / 1000).toFixed(1)} s)`)
   if (preset !== null) return { placement: await presetPlacement(preset, model, devices, options), devices, preset }

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
 import { startHttpHost } from '../server'
 import { createApp, findSourceRoot, tokenDelay } from '../services'
-import type { ServeArgs } from './args'
+import { providerOptions, type ServeArgs } from './args'
 
 /** The checkout (or installed package) root: the folder with the tandem package.json. */
 function packageRoot(): string {
@@ -70,7 +70,12 @@ export async function serve(args: ServeArgs): Promise<number> {
   const root = packageRoot()
   const staticDir = join(root, 'out', 'renderer')
   if (!existsSync(join(staticDir, 'index.html'))) await buildRenderer(root)
-  const app = createApp({ dataDir: args.dataDir, modelDirs: args.models, ...(args.tokenDelayMs > 0 && { pace: tokenDelay(args.tokenDelayMs) }) })
+  const app = createApp({
+    dataDir: args.dataDir,
+    modelDirs: args.models,
+    providers: providerOptions(args.providers),
+    ...(args.tokenDelayMs > 0 && { pace: tokenDelay(args.tokenDelayMs) })
+  })
   let host
   try {
     host = await startHttpHost({ dispatch: app.dispatch, port: args.port, staticDir })

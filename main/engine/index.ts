@@ -33,6 +33,13 @@ export {
 } from './runtime'
 export {
   discoverDevices,
+  discoverEpDevices,
+  discoverAllDevices,
+  checkRegistrationName,
+  type ProviderOptions,
+  VIRTUAL_NPU_LABEL,
+  type EpDeviceOptions,
+  type ProviderLibraryStatus,
   CONTRIB_OPS,
   type ContribOp,
   type DeviceContract,

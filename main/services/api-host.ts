@@ -53,7 +53,10 @@ export function createApiHandlers(s: ApiServices): ApiHandlers {
     'devices:list': () => s.devices.list(),
     'devices:usage': async ([sinceMs]) => s.usage.samples(sinceMs),
     'devices:placement': () => s.devices.placement(),
-    'devices:setPlacement': ([setting]) => s.devices.setPlacement(setting)
+    'devices:setPlacement': ([setting]) => s.devices.setPlacement(setting),
+    'devices:providerLibraries': () => s.devices.providerLibraries(),
+    'devices:addProviderLibrary': ([name, path]) => s.devices.addProviderLibrary(name, path),
+    'devices:removeProviderLibrary': ([name]) => s.devices.removeProviderLibrary(name)
   }
 }
 

@@ -71,6 +71,13 @@ export function path(value: unknown, field: string): string {
   return s
 }
 
+/** A provider library's registration name (the engine's rule: letters, digits, '.', '_', '-'). */
+export function providerName(value: unknown, field: string): string {
+  const s = text(value, field, API_LIMITS.maxProviderNameChars)
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(s)) throw invalid(`${field} must be letters, digits, '.', '_' or '-', starting with a letter or digit`)
+  return s
+}
+
 /** A number in [min, max]; `integer` additionally requires a whole number. */
 function numberIn(value: unknown, field: string, min: number, max: number, integer = false): number {
   return integer ? readInteger(failInvalid, field, value, min, max) : readNumber(failInvalid, field, value, min, max)
@@ -186,5 +193,11 @@ export const API_VALIDATORS: ApiValidators = {
   'devices:list': none,
   'devices:usage': (args) => [sinceMs(argList(args, 1)[0], 'sinceMs')],
   'devices:placement': none,
-  'devices:setPlacement': (args) => [placementSetting(argList(args, 1)[0], 'setting')]
+  'devices:setPlacement': (args) => [placementSetting(argList(args, 1)[0], 'setting')],
+  'devices:providerLibraries': none,
+  'devices:addProviderLibrary': (args) => {
+    const [name, file] = argList(args, 2)
+    return [providerName(name, 'name'), path(file, 'path')]
+  },
+  'devices:removeProviderLibrary': (args) => [providerName(argList(args, 1)[0], 'name')]
 }

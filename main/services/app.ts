@@ -5,7 +5,7 @@
  */
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { startWorkerThread, workerEntryUrl } from '../engine'
+import { startWorkerThread, workerEntryUrl, type ProviderOptions } from '../engine'
 import { openStore, SearchWorker, type Store } from '../store'
 import { createApiHandlers, createDispatch, type ApiDispatch } from './api-host'
 import { acquireDataLock } from './data-lock'
@@ -30,6 +30,8 @@ export interface AppOptions extends AppPathsOptions {
   readonly monotonicMs?: () => number
   /** awaited before each generated token after the first (see ChatServiceDeps.pace); default none */
   readonly pace?: (signal: AbortSignal) => Promise<void>
+  /** provider libraries (and the virtual NPU) whose devices the app lists and may place work on */
+  readonly providers?: ProviderOptions
 }
 
 /** The running services; dispose() when done (pairs with createApp). */
@@ -87,7 +89,7 @@ export function createApp(options: AppOptions = {}): App {
     const searcher = new SearchWorker(paths.databaseFile, { entryUrl: workerEntryUrl, start: (entry, data) => startWorkerThread(entry, data) })
     const conversations = new ConversationsService(store, settings, searcher)
     conversations.purgeDeleted()
-    const devices = new DevicesService({ settings, models, profiles: new AutoProfiles(store, { threads: options.threads }) })
+    const devices = new DevicesService({ settings, models, profiles: new AutoProfiles(store, { threads: options.threads }), providers: options.providers })
     // reads `chat` only once started (below), after chat exists
     const usage = new UsageSampler({ read: () => chat.usageReading(), deviceIds: () => devices.readyDeviceIds(), monotonicMs: options.monotonicMs })
     const chat = new ChatService({

@@ -4,10 +4,14 @@
  * the default model (PlacementView), and for chat the placement a model is opened with. CPU only — the
  * default — needs no probing (the engine runs it as one session: chooseEngine).
  */
-import type { DeviceView, ModelEntry, PlacementSetting, PlacementView } from '../../preload/api'
+import { existsSync } from 'node:fs'
+import { isAbsolute } from 'node:path'
+import { API_LIMITS, type DeviceView, type ModelEntry, type PlacementSetting, type PlacementView, type ProviderLibraryView } from '../../preload/api'
 import {
   defaultPrefillChunkTokens,
+  discoverAllDevices,
   discoverDevices,
+  discoverEpDevices,
   maxPrefillChunkTokens,
   parsePlacement,
   weightInfoOfTypes,
@@ -16,7 +20,9 @@ import {
   MAX_PREFILL_CHUNK_TOKENS,
   OP_GROUP_NAMES,
   type DeviceInfo,
-  type Placement
+  type Placement,
+  type ProviderLibraryStatus,
+  type ProviderOptions
 } from '../engine'
 import type { AutoProfiles } from './auto-profiles'
 import { ApiError, errorMessage, invalid } from './errors'
@@ -30,6 +36,8 @@ export interface DevicesServiceDeps {
   readonly models: ModelsService
   /** measured profiles for Auto (without it, Auto never measures and says so) */
   readonly profiles?: AutoProfiles
+  /** provider libraries (and the virtual NPU) to register and list with the probed devices */
+  readonly providers?: ProviderOptions
 }
 
 /** How chat opens a model: the placement it runs (always one; the engine chooses how) and the devices it may use. */
@@ -57,6 +65,8 @@ function toView(d: DeviceInfo): DeviceView {
 export class DevicesService {
   /** probed discovery (child processes; seconds), started on first need */
   private probed: Promise<DeviceInfo[]> | null = null
+  /** how the provider libraries' registration went in the last discovery */
+  private libraries: readonly ProviderLibraryStatus[] = []
   /** discovery without probing (no child processes): enough for the CPU-only placement and device names */
   private quick: Promise<DeviceInfo[]> | null = null
   /** the best list known so far, for synchronous name lookups */
@@ -73,7 +83,15 @@ export class DevicesService {
   /** The probed devices (discovery runs once per service; a failed run is retried on the next call). */
   devices(): Promise<readonly DeviceInfo[]> {
     if (this.probed === null) {
-      const run = discoverDevices()
+      const settingsLibraries = this.deps.settings.providerLibraries()
+      const providers: ProviderOptions = {
+        virtualNpu: this.deps.providers?.virtualNpu,
+        providerLibraries: [...(this.deps.providers?.providerLibraries ?? []), ...settingsLibraries]
+      }
+      const run = discoverAllDevices(providers).then((r) => {
+        this.libraries = r.libraries
+        return r.devices
+      })
       this.probed = run
       run.then(
         (list) => {
@@ -86,6 +104,50 @@ export class DevicesService {
       )
     }
     return this.probed
+  }
+
+  /** The provider libraries added in settings, with how their registration went in the last discovery. */
+  async providerLibraries(): Promise<ProviderLibraryView[]> {
+    await this.devices()
+    return this.deps.settings.providerLibraries().map((lib) => {
+      const status = this.libraries.find((l) => l.name === lib.name && l.path === lib.path)
+      return {
+        name: lib.name,
+        path: lib.path,
+        status: status?.ok === true ? 'registered' : 'failed',
+        reason: status === undefined ? 'not registered yet' : status.reason,
+        eps: status?.eps ?? []
+      }
+    })
+  }
+
+  /**
+   * Registers a provider library now and, when it loads, keeps it for later starts; the device list is probed
+   * again to show its devices. A library that does not load is refused with ONNX Runtime's reason.
+   */
+  async addProviderLibrary(name: string, path: string): Promise<ProviderLibraryView[]> {
+    const stored = this.deps.settings.providerLibraries()
+    if (stored.some((l) => l.name === name)) throw invalid(`a provider library named "${name}" is already added`)
+    if (stored.length >= API_LIMITS.maxProviderLibraries) throw invalid(`at most ${API_LIMITS.maxProviderLibraries} provider libraries`)
+    if (!isAbsolute(path)) throw invalid('the provider library path must be absolute')
+    if (!existsSync(path)) throw invalid(`no file at ${path}`)
+    await this.devices().catch(() => undefined)
+    const { libraries } = await discoverEpDevices({ providerLibraries: [{ name, path }], probe: false })
+    const outcome = libraries.find((l) => l.name === name)
+    if (outcome === undefined || !outcome.ok) throw invalid(`could not load ${path}: ${outcome?.reason ?? 'unknown error'}`)
+    this.deps.settings.setProviderLibraries([...stored, { name, path }])
+    // the next list probes again, with the new library's devices
+    this.probed = null
+    this.lastView = null
+    return this.providerLibraries()
+  }
+
+  /** Forgets a provider library (its devices stay registered until Tandem restarts: open sessions may use them). */
+  async removeProviderLibrary(name: string): Promise<ProviderLibraryView[]> {
+    const stored = this.deps.settings.providerLibraries()
+    if (!stored.some((l) => l.name === name)) throw invalid(`no provider library named "${name}"`)
+    this.deps.settings.setProviderLibraries(stored.filter((l) => l.name !== name))
+    return this.providerLibraries()
   }
 
   /** Ready device ids known so far, in list order (the live view's series). */

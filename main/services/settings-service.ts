@@ -5,7 +5,7 @@
 import { resolve } from 'node:path'
 import { API_LIMITS, type PlacementSetting, type SamplingSettings, type Settings, type SettingsPatch, type ThemeSetting } from '../../preload/api'
 import type { SettingsStore } from '../store'
-import { path, samplingSettings, theme } from './api-validate'
+import { path, providerName, samplingSettings, theme } from './api-validate'
 import { invalid } from './errors'
 import { DEFAULT_PLACEMENT_SETTING, placementSetting } from './placement-setting'
 
@@ -18,8 +18,24 @@ const KEYS = {
   defaultModelId: 'defaultModelId',
   theme: 'theme',
   sampling: 'sampling',
-  placement: 'placement'
+  placement: 'placement',
+  providerLibraries: 'providerLibraries'
 } as const
+
+/** A provider library as stored: registration name and file. */
+export interface StoredProviderLibrary {
+  readonly name: string
+  readonly path: string
+}
+
+function providerLibraryList(value: unknown): StoredProviderLibrary[] {
+  if (!Array.isArray(value)) throw invalid('providerLibraries must be an array')
+  if (value.length > API_LIMITS.maxProviderLibraries) throw invalid(`at most ${API_LIMITS.maxProviderLibraries} provider libraries`)
+  return value.map((v: unknown, i) => {
+    if (typeof v !== 'object' || v === null || !('name' in v) || !('path' in v)) throw invalid(`providerLibraries[${i}] must be { name, path }`)
+    return { name: providerName(v.name, `providerLibraries[${i}].name`), path: path(v.path, `providerLibraries[${i}].path`) }
+  })
+}
 
 function folderList(value: unknown): string[] {
   if (!Array.isArray(value)) throw invalid('modelFolders must be an array')
@@ -66,6 +82,16 @@ export class SettingsService {
   /** Stores a placement choice; `setting` must already be validated. */
   setPlacement(setting: PlacementSetting): void {
     this.store.set(KEYS.placement, setting, (v) => placementSetting(v))
+  }
+
+  /** Provider libraries the user added, in the order added (a stored list this build cannot read is empty). */
+  providerLibraries(): StoredProviderLibrary[] {
+    return this.store.getOr(KEYS.providerLibraries, providerLibraryList, [])
+  }
+
+  /** Stores the provider library list; its entries must already be validated. */
+  setProviderLibraries(list: readonly StoredProviderLibrary[]): void {
+    this.store.set(KEYS.providerLibraries, list, providerLibraryList)
   }
 
   /** Folders the user added, absolute, in the order added. */

@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { MAX_PLACEMENT_FILE_BYTES } from '../../main/cli/placement'
+import { compilerSkipReason } from '../devices/compiler'
 import { lavapipeSkipReason } from '../devices/lavapipe'
 import { sharedModel, tempDir } from '../helpers/paths'
 import { onlyJsonLine, runCli, type CliRun } from './run-cli'
@@ -62,6 +63,25 @@ const SPLIT = {
 }
 
 describe('tandem generate --placement', () => {
+  it.skipIf(compilerSkipReason !== null)(
+    '--placement npu-prefill-gpu-decode --virtual-npu: prefill on the virtual NPU (busy), the same greedy ids as one CPU session',
+    { timeout: WEBGPU_TIMEOUT_MS },
+    async () => {
+      // a prompt of several tokens: a one-token prompt runs as a decode step, which stays off the NPU
+      const prompt = ['--prompt', 'Once upon a time there was a big dog']
+      const plain = parseJson((await tandem(greedy(prompt))).stdout)
+      const r = await tandem(greedy([...prompt, '--placement', 'npu-prefill-gpu-decode', '--virtual-npu', '--prefill-chunk', '4', '--stats']))
+      expect(r.code, r.stderr).toBe(0)
+      const out = parseJson(r.stdout)
+      expect(out.promptTokens.length).toBeGreaterThan(4)
+      expect(out.tokens).toEqual(plain.tokens)
+      expect(out.placement).toBe('Prefill on NPU, decode on GPU')
+      const npu = out.devices.find((d) => d.name === 'Virtual NPU (test provider, runs on the CPU)')
+      expect(npu?.busyMs ?? 0).toBeGreaterThan(0)
+      expect(r.stderr).toMatch(/devices: .*npu-tandemvirtualnpu-0.* ready/)
+    }
+  )
+
   it('without a placement reports the one CPU session and no placement', { timeout: CPU_TIMEOUT_MS }, async () => {
     const r = await tandem(greedy([]))
     expect(r.code).toBe(0)

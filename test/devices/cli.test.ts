@@ -5,6 +5,7 @@ import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
 import { CONTRIB_OPS } from '../../main/engine/devices'
 import { repoRoot } from '../helpers/paths'
+import { compilerSkipReason } from './compiler'
 
 const run = promisify(execFile)
 
@@ -51,4 +52,17 @@ describe('tandem devices', () => {
     expect(rows[0]).toMatch(/^cpu\s+CPU \(.*\)\s+cpu\s+cpu\s+ready\s+-\s+/)
     expect((await tandem(['devices', '--bogus'])).code).toBe(2)
   })
+
+  it.skipIf(compilerSkipReason !== null)('--virtual-npu lists the virtual NPU as an NPU device; a provider library that fails is reported with the reason', async () => {
+    const r = await tandem(['devices', '--json', '--no-probe', '--virtual-npu', '--ep-library', 'broken=/nonexistent/libep.so'])
+    expect(r.code, r.stderr).toBe(0)
+    const list: unknown = JSON.parse(r.stdout)
+    if (!Array.isArray(list)) throw new Error('not an array')
+    const npu = list.find((d) => d.ep === 'TandemVirtualNPU')
+    expect(npu).toMatchObject({ kind: 'npu', software: true, name: 'Virtual NPU (test provider, runs on the CPU)', status: 'unprobed', sharesComputeWith: ['cpu'] })
+    expect(npu.detection).toMatch(/provider library "tandem-virtual-npu"/)
+    expect(r.stderr).toMatch(/provider library "broken" \(\/nonexistent\/libep\.so\) failed: .*Failed to load library/)
+    expect((await tandem(['devices', '--ep-library', 'no-equals-sign'])).code).toBe(2)
+    expect((await tandem(['devices', '--ep-library', 'bad name=/x.so'])).code).toBe(2)
+  }, 240_000)
 })

@@ -7,7 +7,9 @@ export const E2E_ENV = {
   /** the server's data folder (holds the SQLite file) */
   dataDir: 'TANDEM_E2E_DATA_DIR',
   /** the built-in models folder that deliberately does not exist */
-  missingModelsDir: 'TANDEM_E2E_MISSING_MODELS_DIR'
+  missingModelsDir: 'TANDEM_E2E_MISSING_MODELS_DIR',
+  /** the virtual NPU provider library, built by the global setup ('' where no compiler may be had) */
+  virtualNpu: 'TANDEM_E2E_VIRTUAL_NPU'
 } as const
 
 /** A variable set by the global setup; throws when the tests run without it. */

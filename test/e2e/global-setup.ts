@@ -8,6 +8,8 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { buildVirtualNpu } from '../../main/engine/devices/virtual-npu'
+import { compilerSkipReason } from '../devices/compiler'
 import { repoRoot, sharedModels } from '../helpers/paths'
 import { startServe, stopServe, type ServeProcess } from '../helpers/serve-process'
 import { E2E_ENV, E2E_TOKEN_DELAY_MS } from './env'
@@ -53,6 +55,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     throw err
   }
   process.env[E2E_ENV.url] = server.url
+  // the provider-library spec adds it through Settings, as a user adds a vendor's library
+  process.env[E2E_ENV.virtualNpu] = compilerSkipReason === null ? await buildVirtualNpu() : ''
   process.env[E2E_ENV.dataDir] = dataDir
   process.env[E2E_ENV.missingModelsDir] = missingModelsDir
   return async () => {

@@ -141,6 +141,20 @@ export function int64Tensor(data: BigInt64Array, dims: readonly number[]): OrtTe
   return new ort.Tensor('int64', data, dims)
 }
 
+/** Element types that cross between the two gates (the C-API binding's `ElementType`s). */
+export type GateElementType = 'float32' | 'uint8' | 'int8' | 'int32' | 'int64' | 'float16'
+
+/** A tensor of one of the gate element types over `data` (no copy; float16 as raw 16-bit patterns). */
+export function gateTensor(type: GateElementType, data: Float32Array | Uint8Array | Int8Array | Int32Array | BigInt64Array | Uint16Array, dims: readonly number[]): OrtTensor {
+  if (type === 'float32' && data instanceof Float32Array) return new ort.Tensor('float32', data, dims)
+  if (type === 'int64' && data instanceof BigInt64Array) return new ort.Tensor('int64', data, dims)
+  if (type === 'int32' && data instanceof Int32Array) return new ort.Tensor('int32', data, dims)
+  if (type === 'uint8' && data instanceof Uint8Array) return new ort.Tensor('uint8', data, dims)
+  if (type === 'int8' && data instanceof Int8Array) return new ort.Tensor('int8', data, dims)
+  if (type === 'float16' && data instanceof Uint16Array) return new ort.Tensor('float16', data, dims)
+  throw new TypeError(`a ${type} tensor cannot hold a ${data.constructor.name}`)
+}
+
 /** The float32 contents of an output tensor; throws when the session returned another type. */
 export function tensorFloat32Data(t: OrtTensor, what: string): Float32Array {
   const d = t.data

@@ -8,6 +8,7 @@ import { fork, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import type { EpProbeResult } from './device'
 import { parseProbeMessage } from './probe-protocol'
+import { probeTargetEp, type ProbeTarget } from './probe-run'
 
 /** Default time one EP probe may take. A first WebGPU probe on lavapipe compiles shaders with LLVM (seen: 17 s for GQA, cold cache). */
 export const DEFAULT_PROBE_TIMEOUT_MS = 60_000
@@ -34,36 +35,43 @@ export function clearProbeCache(): void {
   cache.clear()
 }
 
-/** Probes `ep` once per process (concurrent callers share the probe); timeouts and crashes are not cached. */
-export function probeEp(ep: string, options: ProbeOptions = {}): Promise<EpProbeResult> {
+/**
+ * Probes `target` (an onnxruntime-node EP name, or an EP device behind provider libraries) once per process;
+ * concurrent callers share the probe; timeouts and crashes are not cached.
+ */
+export function probeEp(target: ProbeTarget, options: ProbeOptions = {}): Promise<EpProbeResult> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_PROBE_TIMEOUT_MS) {
     return Promise.reject(new RangeError(`timeoutMs must be an integer from 1 to ${MAX_PROBE_TIMEOUT_MS}, got ${timeoutMs}`))
   }
-  const cached = cache.get(ep)
+  const key = typeof target === 'string' ? target : JSON.stringify(target)
+  const cached = cache.get(key)
   if (cached !== undefined) return cached
   let pending: Promise<ChildOutcome>
-  if (ep === 'cpu') {
-    pending = probeInChild(ep, timeoutMs)
+  if (target === 'cpu') {
+    pending = probeInChild(target, timeoutMs)
   } else {
-    pending = gpuQueue.then(() => probeInChild(ep, timeoutMs))
+    pending = gpuQueue.then(() => probeInChild(target, timeoutMs))
     gpuQueue = pending.catch(() => undefined)
   }
   const entry = pending.then((r) => {
-    if (r.crashed) cache.delete(ep)
+    if (r.crashed) cache.delete(key)
     return r.result
   })
-  cache.set(ep, entry)
-  entry.catch(() => cache.delete(ep))
+  cache.set(key, entry)
+  entry.catch(() => cache.delete(key))
   return entry
 }
 
-/** Starts probe-child for `ep`: from source through tsx's ESM hooks, built as a plain .js file beside this one. */
-function startChild(ep: string): ChildProcess {
+/**
+ * Starts probe-child for `target` (its argument: the EP name, or the target as JSON): from source through
+ * tsx's ESM hooks, built as a plain .js file beside this one.
+ */
+function startChild(target: ProbeTarget): ChildProcess {
   const self = import.meta.url
   const fromSource = self.endsWith('.ts')
   const entry = fileURLToPath(new URL(fromSource ? './probe-child.ts' : './probe-child.js', self))
-  return fork(entry, [ep], {
+  return fork(entry, [typeof target === 'string' ? target : JSON.stringify(target)], {
     execArgv: fromSource ? ['--import', import.meta.resolve('tsx/esm')] : [],
     // Electron's binary runs the child as plain Node with this; harmless under Node
     env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
@@ -84,8 +92,9 @@ interface ChildOutcome {
 }
 
 /** Runs one child. */
-function probeInChild(ep: string, timeoutMs: number): Promise<ChildOutcome> {
+function probeInChild(target: ProbeTarget, timeoutMs: number): Promise<ChildOutcome> {
   const startMs = performance.now()
+  const ep = probeTargetEp(target)
   return new Promise((resolve) => {
     let settled = false
     let stderr = ''
@@ -102,7 +111,7 @@ function probeInChild(ep: string, timeoutMs: number): Promise<ChildOutcome> {
     }
     let child: ChildProcess
     try {
-      child = startChild(ep)
+      child = startChild(target)
     } catch (e) {
       finish(failed(ep, `could not start the probe process: ${e instanceof Error ? e.message : String(e)}`, startMs), true)
       return

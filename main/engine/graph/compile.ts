@@ -72,8 +72,9 @@ export function compileSegment(model: CompilableModel, spec: SegmentSpec, option
   if (part) checkPartSpec(model.config, spec, part)
   const b = new GraphBuilder('tandem', sink.external ?? null)
   const ctx = new EmitContext(b, model.config, model.weights, resolved)
+  const seq = resolved.staticRows ?? 'seq'
   for (const name of spec.inputs) {
-    const { elem, dims } = describeValue(model.config, name)
+    const { elem, dims } = describeValue(model.config, name, seq)
     ctx.set(name, b.input(name, elem, dims))
   }
   spec.groups.forEach((group, i) => {
@@ -81,7 +82,7 @@ export function compileSegment(model: CompilableModel, spec: SegmentSpec, option
     sink.onGroup?.(i + 1, spec.groups.length)
   })
   const output = (name: string, width: number | null): void => {
-    const { elem, dims } = describeValue(model.config, name)
+    const { elem, dims } = describeValue(model.config, name, seq)
     const value = ctx.get(name)
     // a graph output must carry its contract name; alias internal names through Identity
     if (value !== name) b.node('Identity', [value], { name: `${name}/out`, outputs: [name] })
@@ -95,7 +96,7 @@ export function compileSegment(model: CompilableModel, spec: SegmentSpec, option
   for (const name of spec.outputs) if (!kv.includes(name)) output(name, null)
   if (kv.length > 0) {
     b.node('Concat', kv.map((name) => ctx.get(name)), { name: 'new_kv/pack', outputs: [KV_OUTPUT], attrs: { axis: { int: 0 } } })
-    b.output(KV_OUTPUT, 'float32', [kv.length, 'seq', model.config.nKvHeads * model.config.headDim])
+    b.output(KV_OUTPUT, 'float32', [kv.length, seq, model.config.nKvHeads * model.config.headDim])
   }
   return b.toBytes(GRAPH_COMPILER_VERSION)
 }

@@ -32,6 +32,11 @@ export interface GraphOptions {
   readonly int8Activations?: boolean
   /** which EP the graph is for (default 'cpu'); see GraphTarget */
   readonly target?: GraphTarget
+  /**
+   * Tokens per run fixed in the graph, for devices that take only static shapes (NPUs): every activation is
+   * [1, staticRows, width] and the runtime pads a shorter chunk. null (the default): a dynamic "seq" dimension.
+   */
+  readonly staticRows?: number | null
 }
 
 /** GraphOptions with every default filled in (what the compiler and the cache key use). */
@@ -39,7 +44,9 @@ export type ResolvedGraphOptions = Required<GraphOptions>
 
 /** Fills in defaults, so equal graphs get equal cache keys whatever the caller left out. */
 export function resolveGraphOptions(options: GraphOptions): ResolvedGraphOptions {
-  return { ropeTableLength: options.ropeTableLength, int8Activations: options.int8Activations ?? true, target: options.target ?? 'cpu' }
+  const staticRows = options.staticRows ?? null
+  if (staticRows !== null && (!Number.isInteger(staticRows) || staticRows < 1)) throw new RangeError(`staticRows must be a positive integer or null, got ${staticRows}`)
+  return { ropeTableLength: options.ropeTableLength, int8Activations: options.int8Activations ?? true, target: options.target ?? 'cpu', staticRows }
 }
 
 /** A residual sum a + b that no op has computed yet. */

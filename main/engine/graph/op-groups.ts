@@ -98,12 +98,13 @@ export function wholeModelSegment(config: ModelConfig): SegmentSpec {
 
 /**
  * Element type and dims of a logical value, for graph inputs and outputs: activations are [1, S, width]
- * (S = "seq", tokens in the run); the cache inputs are keys transposed [nKv, hd, C] and values
- * [nKv, C, hd] (C = "capacity", the runtime's buffer length, ≥ the cached positions).
+ * (S = `seq`: "seq", the tokens in the run, or a fixed count for static-shape graphs); the cache inputs are
+ * keys transposed [nKv, hd, C] and values [nKv, C, hd] (C = "capacity", the runtime's buffer length, ≥ the
+ * cached positions).
  */
-export function describeValue(config: ModelConfig, name: string): { elem: ElemType; dims: Dim[] } {
+export function describeValue(config: ModelConfig, name: string, seq: Dim = 'seq'): { elem: ElemType; dims: Dim[] } {
   const { dim, nHeads, nKvHeads, headDim } = config
-  const S = 'seq'
+  const S = seq
   const C = 'capacity'
   if (name === VALUE.positions) return { elem: 'int64', dims: [S] }
   if (name === VALUE.logits) return { elem: 'float32', dims: [1, config.vocabSize] }

@@ -1,9 +1,10 @@
-/** @file Settings → Devices: the compute devices found, then where generation runs on them. */
+/** @file Settings → Devices: the compute devices found, the provider libraries that bring NPUs, then where generation runs on them. */
 import { useEffect, type JSX } from 'react'
 import { errorText } from '../lib/errors'
 import type { DevicesState } from '../state/use-devices'
 import { DeviceList } from './DeviceList'
 import { PlacementSettings } from './PlacementSettings'
+import { ProviderLibraries } from './ProviderLibraries'
 
 /** The Devices tab. */
 export function DevicesSettings({ state }: { state: DevicesState }): JSX.Element {
@@ -34,6 +35,7 @@ export function DevicesSettings({ state }: { state: DevicesState }): JSX.Element
           <DeviceList devices={state.devices} />
         )}
       </section>
+      <ProviderLibraries onChanged={() => void reload()} />
       <PlacementSettings state={state} />
     </>
   )

@@ -4,9 +4,12 @@
  * cache of every layer whose attention it runs in some phase. A graph program copies its inputs out of the
  * value arena into buffers it owns (ORT rejects SharedArrayBuffer-backed tensors), passes its layers'
  * cache buffers as inputs (free), runs, copies the outputs into their arena slots, and appends its layers'
- * new K/V rows to its cache. Time spent per task (copies + run) goes to the shared usage board.
+ * new K/V rows to its cache. Time spent per task (copies + run) goes to the shared usage board. A static-shape
+ * graph (an NPU's) always runs its fixed number of rows: a shorter chunk is padded with zero rows in front —
+ * the row-wise groups such a device runs (norms, matmuls) never mix them into the real rows, and the final
+ * norm's "last row" stays a real one — and only the real rows of its outputs are kept.
  */
-import { createSession, float32Tensor, int64Tensor, tensorFloat32Data, type OrtSession, type OrtTensor } from '../../devices'
+import { createDeviceSession, float32Tensor, int64Tensor, tensorFloat32Data, type OrtSession, type OrtTensor } from '../../devices'
 import { KV_OUTPUT, VALUE } from '../../graph'
 import type { DeviceWorkerInit, DeviceProgram, GraphProgram, OutputRoute } from './device-protocol'
 import { parseDeviceMessage } from './device-protocol'
@@ -23,6 +26,7 @@ interface ArenaFeed {
   readonly width: number
   /** 1 for last-row values (final_in); else the chunk's rows */
   readonly oneRow: boolean
+  /** max(rows of the slot, the graph's static rows) × width */
   readonly buffer: Float32Array
   tensor: OrtTensor | null
   tensorRows: number
@@ -52,6 +56,8 @@ interface BoundGraph {
   readonly label: string
   readonly program: GraphProgram
   readonly session: OrtSession
+  /** the rows every run of a static-shape graph has; null for a dynamic graph */
+  readonly staticRows: number | null
   readonly feeds: readonly Feed[]
   readonly outputs: ReadonlyArray<{ readonly output: string; readonly slot: number; readonly start: number }>
   /** per packed value: its arena slot, or -1 when it only feeds this worker's cache (`local`) */
@@ -69,7 +75,7 @@ const PAST = /^past_([kv])_(\d+)$/
 
 /** The state of one device worker. */
 export class DeviceExecutor {
-  private readonly sessions = new Map<string, OrtSession>()
+  private readonly sessions = new Map<string, { readonly session: OrtSession; readonly staticRows: number | null }>()
   private readonly programs: (Bound | undefined)[] = []
   private readonly caches = new Map<number, KvCache>()
   private readonly usage: UsageBoard
@@ -96,17 +102,17 @@ export class DeviceExecutor {
         if (this.sessions.has(m.key)) return null
         try {
           // devices here share cores: a session's idle threads must sleep, not spin, between its tasks
-          const session = await createSession(m.model, { ep: this.init.ep, cpuFallback: false, intraOpThreads: this.init.threads, allowSpinning: false })
-          this.sessions.set(m.key, session)
+          const session = await createDeviceSession(m.model, { ep: this.init.ep, cpuFallback: false, intraOpThreads: this.init.threads, allowSpinning: false })
+          this.sessions.set(m.key, { session, staticRows: m.staticRows })
         } catch (err) {
           throw new Error(`device ${this.init.deviceId} (${this.init.ep}) cannot open the graph for ${m.label}: ${err instanceof Error ? err.message : String(err)}`)
         }
         return null
       }
       case 'release': {
-        const session = this.sessions.get(m.key)
+        const entry = this.sessions.get(m.key)
         this.sessions.delete(m.key)
-        await session?.release()
+        await entry?.session.release()
         return null
       }
       case 'kv':
@@ -116,9 +122,9 @@ export class DeviceExecutor {
         this.programs[m.id] = this.bind(m.program)
         return null
       case 'measure': {
-        const session = this.sessions.get(m.request.session)
-        if (!session) throw new Error(`device ${this.init.deviceId}: no session ${m.request.session} to time`)
-        return medianRunMs(session, m.request)
+        const entry = this.sessions.get(m.request.session)
+        if (!entry) throw new Error(`device ${this.init.deviceId}: no session ${m.request.session} to time`)
+        return medianRunMs(entry.session, m.request)
       }
     }
   }
@@ -140,9 +146,10 @@ export class DeviceExecutor {
       this.arena.slotIndex(VALUE.newV(p.layer))
       return { kind: 'append', label: p.label, layer: p.layer }
     }
-    const session = this.sessions.get(p.session)
-    if (!session) throw new Error(`${p.label}: no session ${p.session} on this device`)
-    const maxRows = this.maxRows
+    const entry = this.sessions.get(p.session)
+    if (!entry) throw new Error(`${p.label}: no session ${p.session} on this device`)
+    const { session, staticRows } = entry
+    const maxRows = Math.max(this.maxRows, staticRows ?? 0)
     const layers: number[] = []
     const feeds: Feed[] = session.inputNames.map((input): Feed => {
       if (input === VALUE.positions) return { source: 'positions', input, buffer: new BigInt64Array(maxRows), tensor: null, tensorRows: -1 }
@@ -156,7 +163,8 @@ export class DeviceExecutor {
       const slot = this.arena.indexOf(input)
       if (slot < 0) throw new Error(`${p.label}: graph input ${input} has no arena slot`)
       const s = this.arena.slot(slot)
-      return { source: 'arena', input, slot, width: s.width, oneRow: s.rows === 1, buffer: new Float32Array(s.rows * s.width), tensor: null, tensorRows: -1 }
+      const rows = s.rows === 1 ? 1 : Math.max(s.rows, staticRows ?? 0)
+      return { source: 'arena', input, slot, width: s.width, oneRow: s.rows === 1, buffer: new Float32Array(rows * s.width), tensor: null, tensorRows: -1 }
     })
     const outputs = session.outputNames
       .filter((o) => o !== KV_OUTPUT)
@@ -173,7 +181,7 @@ export class DeviceExecutor {
         if (p.local.includes(v) ? !kv.some((r) => r.value === v) : this.arena.indexOf(v) < 0) throw new Error(`${p.label}: no source for ${v}`)
       }
     }
-    return { kind: 'graph', label: p.label, program: p, session, feeds, outputs, kv, layers, record: {}, localRows: new Map() }
+    return { kind: 'graph', label: p.label, program: p, session, staticRows, feeds, outputs, kv, layers, record: {}, localRows: new Map() }
   }
 
   private cache(layer: number, label: string): KvCache {
@@ -203,13 +211,19 @@ export class DeviceExecutor {
     const start = Math.min(tokens, g.program.tokenStart)
     const count = g.program.tokenCount === null ? tokens - start : Math.min(g.program.tokenCount, tokens - start)
     if (count <= 0) return
+    if (g.staticRows !== null && count > g.staticRows) throw new RangeError(`${g.label}: ${count} tokens exceed the graph's fixed ${g.staticRows}`)
+    // the rows the graph computes: the chunk's, or the static graph's fixed count (real rows last)
+    const runRows = g.staticRows ?? count
     for (const l of g.layers) this.openRows(l, pos, count)
-    for (const f of g.feeds) this.feed(g.record, f, parity, start, count, pos)
+    for (const f of g.feeds) this.feed(g.record, f, parity, start, count, pos, runRows)
     const out = await g.session.run(g.record)
+    /** the last `count` of a run's `runRows` rows */
+    const realRows = (data: Float32Array): Float32Array => (runRows === count ? data : data.subarray((data.length / runRows) * (runRows - count)))
     for (const o of g.outputs) {
       const t = out[o.output]
       if (!t) throw new Error(`graph did not return ${o.output}`)
-      this.store(tensorFloat32Data(t, o.output), o.slot, o.start, parity, start, count)
+      const data = tensorFloat32Data(t, o.output)
+      this.store(this.arena.slot(o.slot).rows === 1 ? data : realRows(data), o.slot, o.start, parity, start, count)
     }
     if (g.kv.length > 0) {
       const t = out[KV_OUTPUT]
@@ -218,7 +232,7 @@ export class DeviceExecutor {
       // [count values, S, width]: each packed value is one contiguous block
       const block = packed.length / g.kv.length
       g.kv.forEach((r, i) => {
-        const rows = packed.subarray(i * block, (i + 1) * block)
+        const rows = realRows(packed.subarray(i * block, (i + 1) * block))
         if (r.slot < 0) g.localRows.set(r.value, rows)
         else this.store(rows, r.slot, r.start, parity, start, count)
       })
@@ -258,13 +272,17 @@ export class DeviceExecutor {
     for (let i = 0; i < n; i++) into[i] += from[i]
   }
 
-  /** Binds one input for this run, copying arena rows [start, start + count) into the feed's own buffer. */
-  private feed(record: Record<string, OrtTensor>, f: Feed, parity: Parity, start: number, count: number, pos: number): void {
+  /**
+   * Binds one input for this run, copying arena rows [start, start + count) into the feed's own buffer; a
+   * static graph's `runRows` > count puts them last, after zero rows (positions repeat the first real one).
+   */
+  private feed(record: Record<string, OrtTensor>, f: Feed, parity: Parity, start: number, count: number, pos: number, runRows: number): void {
+    const pad = runRows - count
     if (f.source === 'positions') {
-      for (let i = 0; i < count; i++) f.buffer[i] = BigInt(pos + start + i)
-      if (f.tensorRows !== count || !f.tensor) {
-        f.tensor = int64Tensor(f.buffer.subarray(0, count), [count])
-        f.tensorRows = count
+      for (let i = 0; i < runRows; i++) f.buffer[i] = BigInt(pos + start + Math.max(0, i - pad))
+      if (f.tensorRows !== runRows || !f.tensor) {
+        f.tensor = int64Tensor(f.buffer.subarray(0, runRows), [runRows])
+        f.tensorRows = runRows
       }
       record[f.input] = f.tensor
       return
@@ -272,10 +290,13 @@ export class DeviceExecutor {
     if (f.source === 'arena') {
       const rows = f.oneRow ? 1 : count
       const from = f.oneRow ? 0 : start
-      f.buffer.set(this.arena.view(f.slot, parity).subarray(from * f.width, (from + rows) * f.width))
-      if (f.tensorRows !== rows || !f.tensor) {
-        f.tensor = float32Tensor(f.buffer.subarray(0, rows * f.width), [1, rows, f.width])
-        f.tensorRows = rows
+      const fed = f.oneRow ? 1 : runRows
+      const front = fed - rows
+      if (front > 0) f.buffer.fill(0, 0, front * f.width)
+      f.buffer.set(this.arena.view(f.slot, parity).subarray(from * f.width, (from + rows) * f.width), front * f.width)
+      if (f.tensorRows !== fed || !f.tensor) {
+        f.tensor = float32Tensor(f.buffer.subarray(0, fed * f.width), [1, fed, f.width])
+        f.tensorRows = fed
       }
       record[f.input] = f.tensor
       return
@@ -314,6 +335,6 @@ export class DeviceExecutor {
     const all = [...this.sessions.values()]
     this.sessions.clear()
     this.programs.length = 0
-    await Promise.all(all.map((s) => s.release()))
+    await Promise.all(all.map((s) => s.session.release()))
   }
 }

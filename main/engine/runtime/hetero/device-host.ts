@@ -56,12 +56,15 @@ export class DeviceHost {
     await this.channel.call(OP.message)
   }
 
-  /** Opens a session on the device for a cached graph file, or for ONNX `bytes` (transferred: the caller's copy is gone). */
-  async loadSession(key: string, label: string, model: Uint8Array | string): Promise<void> {
-    if (typeof model === 'string') return this.send({ type: 'session', key, label, model })
+  /**
+   * Opens a session on the device for a cached graph file, or for ONNX `bytes` (transferred: the caller's copy
+   * is gone); `staticRows` for a static-shape graph (see DeviceMessage).
+   */
+  async loadSession(key: string, label: string, model: Uint8Array | string, staticRows: number | null = null): Promise<void> {
+    if (typeof model === 'string') return this.send({ type: 'session', key, label, model, staticRows })
     const own = model.byteOffset === 0 && model.byteLength === model.buffer.byteLength && model.buffer instanceof ArrayBuffer ? model : model.slice()
     const buffer = own.buffer
-    await this.send({ type: 'session', key, label, model: own }, buffer instanceof ArrayBuffer ? [buffer] : [])
+    await this.send({ type: 'session', key, label, model: own, staticRows }, buffer instanceof ArrayBuffer ? [buffer] : [])
   }
 
   /** Releases the session `key` (nothing when there is none). */

@@ -113,12 +113,18 @@ export type DeviceProgram = GraphProgram | SumProgram | AppendProgram
 
 /** Port messages (coordinator -> worker, one per OP.message). */
 export type DeviceMessage =
-  /** open a session on the graph (ONNX bytes, or the path of a cached graph file) under `key` */
-  | { readonly type: 'session'; readonly key: string; readonly label: string; readonly model: Uint8Array | string }
+  /**
+   * open a session on the graph (ONNX bytes, or the path of a cached graph file) under `key`; `staticRows`:
+   * the tokens per run fixed in a static-shape graph (the worker pads shorter runs), null for a dynamic one
+   */
+  | { readonly type: 'session'; readonly key: string; readonly label: string; readonly model: Uint8Array | string; readonly staticRows: number | null }
   | { readonly type: 'release'; readonly key: string }
   | { readonly type: 'program'; readonly id: number; readonly program: DeviceProgram }
   | { readonly type: 'kv'; readonly layers: readonly number[] }
   | { readonly type: 'measure'; readonly request: TimingRequest }
+
+/** Largest fixed token count of a static-shape graph (the longest prefill chunk). */
+const MAX_STATIC_ROWS = 8192
 
 const fail = failWith((message) => new ProtocolError(message))
 
@@ -185,7 +191,7 @@ export function parseDeviceMessage(v: unknown): DeviceMessage {
     case 'session': {
       const raw = r.raw('model')
       const model = raw instanceof Uint8Array && raw.length > 0 ? raw : r.string('model', MAX_PATH_LENGTH)
-      return { type: 'session', key: r.string('key', MAX_PATH_LENGTH), label: r.string('label', MAX_LABEL_LENGTH), model }
+      return { type: 'session', key: r.string('key', MAX_PATH_LENGTH), label: r.string('label', MAX_LABEL_LENGTH), model, staticRows: r.intOrNull('staticRows', 1, MAX_STATIC_ROWS) }
     }
     case 'release':
       return { type: 'release', key: r.string('key', MAX_PATH_LENGTH) }

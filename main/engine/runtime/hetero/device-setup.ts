@@ -22,6 +22,8 @@ export interface SetupGraph {
   readonly spec: SegmentSpec
   /** the row part this graph computes, or null for a whole segment */
   readonly part: GroupPart | null
+  /** tokens per run fixed in the graph (a static-shape device's), null for a dynamic graph */
+  readonly staticRows: number | null
 }
 
 /** A step of a phase: one program on one device, with the arena values it reads and writes. */
@@ -77,8 +79,12 @@ function fromArena(name: string): boolean {
   return name !== VALUE.positions && !/^past_[kv]_\d+$/.test(name)
 }
 
-/** What the device workers set up for `placement` (already validated) on `config`. */
-export function deviceSetupOf(placement: Placement, config: ModelConfig): DeviceSetup {
+/**
+ * What the device workers set up for `placement` (already validated) on `config`. Devices in `staticShapes`
+ * take only static-shape graphs: theirs are compiled for a fixed token count — the prefill chunk (or a
+ * sequence part's share of it) in prefill, one token in decode — and the worker pads shorter runs.
+ */
+export function deviceSetupOf(placement: Placement, config: ModelConfig, staticShapes: ReadonlySet<string> = new Set()): DeviceSetup {
   const chunkRows = Math.max(1, placement.prefillChunkTokens)
   const devices: string[] = []
   const use = (d: string): void => {
@@ -86,11 +92,12 @@ export function deviceSetupOf(placement: Placement, config: ModelConfig): Device
   }
   const sessions: SetupGraph[] = []
   const sessionKeys = new Map<string, SetupGraph>()
-  const sessionFor = (device: string, spec: SegmentSpec, part: GroupPart | null, label: string): SetupGraph => {
-    const id = `${device}|${spec.groups.map((g) => `${g.layer ?? 'f'}:${g.kind}`).join(',')}|${part === null ? '' : JSON.stringify(part)}`
+  const sessionFor = (device: string, spec: SegmentSpec, part: GroupPart | null, label: string, rows: number): SetupGraph => {
+    const staticRows = staticShapes.has(device) ? rows : null
+    const id = `${device}|${spec.groups.map((g) => `${g.layer ?? 'f'}:${g.kind}`).join(',')}|${part === null ? '' : JSON.stringify(part)}|${staticRows ?? ''}`
     let s = sessionKeys.get(id)
     if (s === undefined) {
-      s = { key: `g${sessions.length}`, device, label, spec, part }
+      s = { key: `g${sessions.length}`, device, label, spec, part, staticRows }
       sessions.push(s)
       sessionKeys.set(id, s)
     }
@@ -111,12 +118,13 @@ export function deviceSetupOf(placement: Placement, config: ModelConfig): Device
   let partitionId = 0
   for (const phase of PHASES) {
     const steps = bodies[phase]
+    const phaseRows = phase === 'prefill' ? chunkRows : 1
     const segments: PlanSegment[] = placementToSegments(placement, phase, config)
     for (const seg of segments) {
       const reads = seg.spec.inputs.filter(fromArena)
       if (seg.kind === 'run') {
         const label = `${phase} ${specLabel(seg.spec)} on ${seg.device}`
-        const session = sessionFor(seg.device, seg.spec, null, specLabel(seg.spec))
+        const session = sessionFor(seg.device, seg.spec, null, specLabel(seg.spec), phaseRows)
         const kv = kvOutputValues(seg.spec)
         const outputs: Record<string, OutputRoute> = {}
         for (const o of seg.spec.outputs) if (!kv.includes(o)) outputs[o] = { value: o, start: 0 }
@@ -131,7 +139,7 @@ export function deviceSetupOf(placement: Placement, config: ModelConfig): Device
         seg.parts.forEach((part, i) => {
           if (part.slice.by !== 'sequence') throw new Error('a sequence partition has a non-sequence part')
           const label = `${name} ${i === 0 ? 'a' : 'b'}) on ${part.device}`
-          const session = sessionFor(part.device, seg.spec, null, specLabel(seg.spec))
+          const session = sessionFor(part.device, seg.spec, null, specLabel(seg.spec), part.slice.tokenCount ?? phaseRows)
           const kv = kvOutputValues(seg.spec)
           const outputs: Record<string, OutputRoute> = {}
           for (const o of seg.spec.outputs) if (!kv.includes(o)) outputs[o] = { value: o, start: 0 }
@@ -146,7 +154,7 @@ export function deviceSetupOf(placement: Placement, config: ModelConfig): Device
         if (part.slice.by !== 'rows') throw new Error('a row partition has a non-row part')
         const slice = part.slice
         const label = `${name} ${i === 0 ? 'a' : 'b'}) on ${part.device}`
-        const session = sessionFor(part.device, seg.spec, slice, `${specLabel(seg.spec)} rows ${i === 0 ? 'a' : 'b'}`)
+        const session = sessionFor(part.device, seg.spec, slice, `${specLabel(seg.spec)} rows ${i === 0 ? 'a' : 'b'}`, phaseRows)
         const outputs: Record<string, OutputRoute> = {}
         const writes: string[] = []
         for (const o of slice.outputs) {

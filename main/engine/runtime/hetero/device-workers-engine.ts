@@ -100,7 +100,8 @@ export class DeviceWorkersEngine implements ForwardEngine {
     if (!Number.isInteger(contextLength) || contextLength < 1 || contextLength > c.contextLength) {
       throw new RangeError(`contextLength ${contextLength} must be in [1, ${c.contextLength}]`)
     }
-    const setup = deviceSetupOf(placement, c)
+    const staticShapes = new Set(options.devices.filter((d) => d.contract.staticShapesOnly).map((d) => d.id))
+    const setup = deviceSetupOf(placement, c, staticShapes)
     if (setup.devices.length > MAX_USAGE_DEVICES) throw new RangeError(`a placement may use at most ${MAX_USAGE_DEVICES} devices, this one uses ${setup.devices.length}`)
     const infos = setup.devices.map((id) => {
       const d = options.devices.find((x) => x.id === id)
@@ -133,11 +134,11 @@ export class DeviceWorkersEngine implements ForwardEngine {
       compileMs += performance.now() - th
       for (const s of setup.sessions) {
         const ep = infos.find((d) => d.id === s.device)?.ep ?? 'cpu'
-        const graph: GraphOptions = { ...options.graph, target: graphTargetOf(ep) }
+        const graph: GraphOptions = { ...options.graph, target: graphTargetOf(ep), staticRows: s.staticRows }
         const path = cachedGraphPath(cacheDir, segmentCacheKey(modelHash, s.spec, graph, s.part ?? undefined))
         const compile = (sink: CompileSink): Uint8Array => compileSegment(model, s.spec, graph, s.part, sink)
         then(s.device, async () => {
-          const opened = await openOrCompile(path, compile, (p) => host(s.device).loadSession(s.key, s.label, p), { onProgress: options.onProgress })
+          const opened = await openOrCompile(path, compile, (p) => host(s.device).loadSession(s.key, s.label, p, s.staticRows), { onProgress: options.onProgress })
           compileMs += opened.compileMs
           if (opened.cacheHit) cacheHits++
         })

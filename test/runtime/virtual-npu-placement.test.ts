@@ -1,0 +1,66 @@
+/**
+ * @file The NPU path end to end on the virtual NPU: the "prefill on NPU" preset on stories260K puts the norms
+ * and matmuls of prefill on the virtual NPU (static-shape graphs for the prefill chunk, the last chunk padded),
+ * rope, attention and all of decode on the CPU — and gives the reference forward's logits and the published
+ * greedy ids, with the NPU's own counters proving it ran the prefill.
+ */
+import { beforeAll, describe, expect, it } from 'vitest'
+import { discoverDevices, discoverEpDevices, OrtCRuntime, registerVirtualNpu, VIRTUAL_NPU_EP, virtualNpuStats, type DeviceInfo, type RegisteredLibrary } from '../../main/engine/devices'
+import { loadModel } from '../../main/engine/model'
+import { buildPreset } from '../../main/engine/plan'
+import { compilerSkipReason } from '../devices/compiler'
+import { EXACT_TOLERANCE } from '../graph/compare'
+import { sharedModel } from '../helpers/paths'
+import { PUBLISHED_STORIES260K_IDS } from '../helpers/published'
+import { compareHetero } from './hetero-compare'
+
+/** BOS + the first 9 published ids: 10 tokens, prefilled in chunks of 4 (the last one padded from 2 to 4). */
+const PROMPT = [1, ...PUBLISHED_STORIES260K_IDS.slice(0, 9)]
+const CHUNK = 4
+
+let devices: DeviceInfo[] = []
+let npu: RegisteredLibrary
+let stories: { config: Awaited<ReturnType<typeof loadModel>>['config']; weights: NonNullable<Awaited<ReturnType<typeof loadModel>>['weights']> }
+
+beforeAll(async () => {
+  if (compilerSkipReason !== null) return
+  npu = await registerVirtualNpu(OrtCRuntime.open())
+  const cpu = (await discoverDevices({ probe: false })).filter((d) => d.id === 'cpu')
+  const ep = await discoverEpDevices({ virtualNpu: true })
+  devices = [...cpu, ...ep.devices]
+  const m = await loadModel(sharedModel('stories260K/stories260K.gguf'))
+  if (!m.weights) throw new Error('no weights')
+  stories = { config: { ...m.config, contextLength: 128 }, weights: m.weights }
+}, 180_000)
+
+describe.skipIf(compilerSkipReason !== null)('prefill on the virtual NPU, decode on the CPU', () => {
+  it('stories260K: reference logits, published greedy ids, prefill run by the NPU', async () => {
+    const npuDevice = devices.find((d) => d.ep === VIRTUAL_NPU_EP)
+    expect(npuDevice?.status, npuDevice?.reason ?? '').toBe('ready')
+    expect(npuDevice?.contract.staticShapesOnly).toBe(true)
+    const { placement } = buildPreset('npu-prefill-gpu-decode', stories.config, devices, { prefillChunkTokens: CHUNK })
+    const npuId = npuDevice?.id ?? ''
+    // prefill runs on the NPU but for what it refuses (rope: RotaryEmbedding; attention: a growing cache); decode all on the CPU
+    const prefill = placement.phases.prefill
+    expect(prefill.device).toBe(npuId)
+    const moved = new Set<string>(prefill.groups.filter((g) => g.device !== npuId).map((g) => g.group))
+    expect(moved).toContain('attention')
+    for (const kept of ['qkv', 'attn-out', 'ffn', 'attn-norm', 'ffn-norm']) expect(moved.has(kept), kept).toBe(false)
+    expect(placement.phases.decode.device).toBe('cpu')
+    expect(placement.phases.decode.groups.every((g) => g.device === 'cpu')).toBe(true)
+
+    const before = virtualNpuStats(npu.path)
+    const decodeSteps = PUBLISHED_STORIES260K_IDS.length - PROMPT.length
+    const r = await compareHetero(stories, placement, devices, PROMPT, decodeSteps)
+    const after = virtualNpuStats(npu.path)
+
+    expect(r.top1Equal).toBe(true)
+    expect(r.maxAbsDiff).toBeLessThan(EXACT_TOLERANCE * r.logitScale)
+    expect(r.ids).toEqual(PUBLISHED_STORIES260K_IDS.slice(PROMPT.length - 1))
+    // 3 prefill chunks (4 + 4 + 2 padded to 4), each through the NPU's fused graphs; decode never touches it
+    expect(after.graphRuns - before.graphRuns).toBeGreaterThanOrEqual(3)
+    expect(after.graphsCompiled).toBeGreaterThan(before.graphsCompiled)
+    const npuUsage = r.usage.devices.find((d) => d.id === npuId)
+    expect(npuUsage?.busyMs ?? 0).toBeGreaterThan(0)
+  }, 180_000)
+})

@@ -213,6 +213,18 @@ bool IsStaticTensor(const OrtValueInfo* info, ONNXTensorElementDataType& type, s
   }
 }
 
+// A node's inputs and outputs (an absent optional one is null).
+OrtStatus* NodeValues(const OrtNode* node, std::vector<const OrtValueInfo*>& inputs, std::vector<const OrtValueInfo*>& outputs) {
+  size_t n_in = 0, n_out = 0;
+  VNPU_TRY(ort->Node_GetNumInputs(node, &n_in));
+  VNPU_TRY(ort->Node_GetNumOutputs(node, &n_out));
+  inputs.assign(n_in, nullptr);
+  outputs.assign(n_out, nullptr);
+  if (n_in) VNPU_TRY(ort->Node_GetInputs(node, inputs.data(), n_in));
+  if (n_out) VNPU_TRY(ort->Node_GetOutputs(node, outputs.data(), n_out));
+  return nullptr;
+}
+
 double Elements(const std::vector<int64_t>& shape) {
   double n = 1;
   for (int64_t d : shape) n *= static_cast<double>(d);
@@ -273,12 +285,9 @@ OrtStatus* Examine(const OrtNode* node, const Config& config, NodePlan& plan, st
     why = "op not on this device's list";
     return nullptr;
   }
-  size_t n_in = 0, n_out = 0;
-  VNPU_TRY(ort->Node_GetNumInputs(node, &n_in));
-  VNPU_TRY(ort->Node_GetNumOutputs(node, &n_out));
-  std::vector<const OrtValueInfo*> inputs(n_in), outputs(n_out);
-  if (n_in) VNPU_TRY(ort->Node_GetInputs(node, inputs.data(), n_in));
-  if (n_out) VNPU_TRY(ort->Node_GetOutputs(node, outputs.data(), n_out));
+  std::vector<const OrtValueInfo*> inputs, outputs;
+  VNPU_TRY(NodeValues(node, inputs, outputs));
+  const size_t n_in = inputs.size(), n_out = outputs.size();
   std::vector<std::vector<int64_t>> in_shapes;
   for (size_t i = 0; i < n_in; i++) {
     if (!inputs[i]) {
@@ -554,12 +563,8 @@ OrtStatus* CompileOne(VirtualNpuEp* ep, const OrtGraph* graph, CompiledGraph& ou
     VNPU_TRY(ort->Node_GetOperatorType(node, &type));
     VNPU_TRY(ort->Node_GetDomain(node, &domain));
     VNPU_TRY(ort->Node_GetName(node, &name));
-    size_t ni = 0, no = 0;
-    VNPU_TRY(ort->Node_GetNumInputs(node, &ni));
-    VNPU_TRY(ort->Node_GetNumOutputs(node, &no));
-    std::vector<const OrtValueInfo*> vi(ni), vo(no);
-    if (ni) VNPU_TRY(ort->Node_GetInputs(node, vi.data(), ni));
-    if (no) VNPU_TRY(ort->Node_GetOutputs(node, vo.data(), no));
+    std::vector<const OrtValueInfo*> vi, vo;
+    VNPU_TRY(NodeValues(node, vi, vo));
     std::vector<const char*> in_names, out_names;
     for (const OrtValueInfo* v : vi) {
       const char* n = "";

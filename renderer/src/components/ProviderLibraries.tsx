@@ -8,7 +8,9 @@ import type { ProviderLibraryView } from '../../../preload/api'
 import { describeError, errorText } from '../lib/errors'
 import { LIMITS } from '../lib/limits'
 import { useApi } from '../state/api-context'
+import { FormError } from './FormError'
 import { Icon } from './icons'
+import { InlineTextInput } from './InlineTextInput'
 
 /** The section; `onChanged` re-reads the device list after a library was added. */
 export function ProviderLibraries({ onChanged }: { onChanged: () => void }): JSX.Element {
@@ -93,37 +95,20 @@ export function ProviderLibraries({ onChanged }: { onChanged: () => void }): JSX
           add()
         }}
       >
-        <label htmlFor="settings-provider-name" className="visually-hidden">
-          Library name
-        </label>
-        <input
-          id="settings-provider-name"
-          value={name}
-          maxLength={LIMITS.maxProviderNameChars}
-          placeholder="openvino"
-          spellCheck={false}
-          onChange={(e) => setName(e.target.value)}
-        />
-        <label htmlFor="settings-provider-path" className="visually-hidden">
-          Library file path
-        </label>
-        <input
+        <InlineTextInput id="settings-provider-name" label="Library name" value={name} maxLength={LIMITS.maxProviderNameChars} placeholder="openvino" onChange={setName} />
+        <InlineTextInput
           id="settings-provider-path"
+          label="Library file path"
           value={path}
           maxLength={LIMITS.maxPathChars}
           placeholder="/path/to/the/provider/library"
-          spellCheck={false}
-          onChange={(e) => setPath(e.target.value)}
+          onChange={setPath}
         />
         <button type="submit" className="button-secondary" disabled={busy}>
           {busy ? 'Loading…' : 'Add a provider library'}
         </button>
       </form>
-      {error !== null && (
-        <p className="form-error" role="alert">
-          {error}
-        </p>
-      )}
+      <FormError message={error} />
       {notice !== null && <p className="field-help">{notice}</p>}
     </section>
   )

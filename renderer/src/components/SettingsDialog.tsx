@@ -10,7 +10,9 @@ import type { DevicesState } from '../state/use-devices'
 import { useEdits } from '../state/use-edits'
 import type { SettingsState } from '../state/use-settings'
 import { DevicesSettings } from './DevicesSettings'
+import { FormError } from './FormError'
 import { Icon } from './icons'
+import { InlineTextInput } from './InlineTextInput'
 import { Modal } from './Modal'
 import { modelLabel, ModelPicker } from './ModelPicker'
 import { parseDraft, SamplingFields, toDraft } from './SamplingFields'
@@ -81,26 +83,12 @@ function FoldersSection({ state }: { state: SettingsState }): JSX.Element {
           add()
         }}
       >
-        <label htmlFor="settings-folder-path" className="visually-hidden">
-          Folder path
-        </label>
-        <input
-          id="settings-folder-path"
-          value={path}
-          maxLength={LIMITS.maxPathChars}
-          placeholder="/home/me/models"
-          spellCheck={false}
-          onChange={(e) => setPath(e.target.value)}
-        />
+        <InlineTextInput id="settings-folder-path" label="Folder path" value={path} maxLength={LIMITS.maxPathChars} placeholder="/home/me/models" onChange={setPath} />
         <button type="submit" className="button-secondary" disabled={busy}>
           Add folder
         </button>
       </form>
-      {error !== null && (
-        <p className="form-error" role="alert">
-          {error}
-        </p>
-      )}
+      <FormError message={error} />
     </section>
   )
 }

@@ -40,6 +40,14 @@ function parseJson(stdout: string): JsonOut {
 
 const greedy = (extra: string[]): string[] => ['generate', '--model', MODEL, '--max-tokens', '24', '--temperature', '0', '--json', ...extra]
 
+/** A prompt of several tokens (a one-token prompt runs as a decode step), and its run without a placement, made once. */
+const DOG_PROMPT = ['--prompt', 'Once upon a time there was a big dog']
+let plainDog: Promise<JsonOut> | null = null
+function plainDogRun(): Promise<JsonOut> {
+  plainDog ??= tandem(greedy(DOG_PROMPT)).then((r) => parseJson(r.stdout))
+  return plainDog
+}
+
 /** A placement file in the scratch folder. */
 function placementFile(name: string, json: unknown): string {
   const path = join(scratch.dir, name)
@@ -67,10 +75,8 @@ describe('tandem generate --placement', () => {
     '--placement npu-prefill-gpu-decode --virtual-npu: prefill on the virtual NPU (busy), the same greedy ids as one CPU session',
     { timeout: WEBGPU_TIMEOUT_MS },
     async () => {
-      // a prompt of several tokens: a one-token prompt runs as a decode step, which stays off the NPU
-      const prompt = ['--prompt', 'Once upon a time there was a big dog']
-      const plain = parseJson((await tandem(greedy(prompt))).stdout)
-      const r = await tandem(greedy([...prompt, '--placement', 'npu-prefill-gpu-decode', '--virtual-npu', '--prefill-chunk', '4', '--stats']))
+      const plain = await plainDogRun()
+      const r = await tandem(greedy([...DOG_PROMPT, '--placement', 'npu-prefill-gpu-decode', '--virtual-npu', '--prefill-chunk', '4', '--stats']))
       expect(r.code, r.stderr).toBe(0)
       const out = parseJson(r.stdout)
       expect(out.promptTokens.length).toBeGreaterThan(4)
@@ -106,8 +112,8 @@ describe('tandem generate --placement', () => {
   })
 
   it('a placement file split across cpu and cpu-2 (chunked prefill) gives the no-placement greedy ids; both devices are busy', { timeout: CPU_TIMEOUT_MS }, async () => {
-    const prompt = ['--prompt', 'Once upon a time there was a big dog']
-    const plain = parseJson((await tandem(greedy(prompt))).stdout)
+    const prompt = DOG_PROMPT
+    const plain = await plainDogRun()
     const path = placementFile('split.json', SPLIT)
     // --prefill-chunk overrides the file's 64: the prompt then crosses both devices in several chunks
     const r = await tandem(greedy([...prompt, '--placement', path, '--prefill-chunk', '3', '--stats']))

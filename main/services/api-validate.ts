@@ -15,6 +15,7 @@ import {
   type SettingsPatch,
   type ThemeSetting
 } from '../../preload/api'
+import { checkRegistrationName } from '../engine'
 import type { ApiArgs } from './api-types'
 import { readArray, readChoice, readInteger, readNumber, readRecord, readText, type JsonRecord } from '../common/reader'
 import { failInvalid, invalid } from './errors'
@@ -74,7 +75,11 @@ export function path(value: unknown, field: string): string {
 /** A provider library's registration name (the engine's rule: letters, digits, '.', '_', '-'). */
 export function providerName(value: unknown, field: string): string {
   const s = text(value, field, API_LIMITS.maxProviderNameChars)
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(s)) throw invalid(`${field} must be letters, digits, '.', '_' or '-', starting with a letter or digit`)
+  try {
+    checkRegistrationName(s)
+  } catch (err) {
+    throw invalid(`${field}: ${err instanceof Error ? err.message : String(err)}`)
+  }
   return s
 }
 

@@ -131,7 +131,6 @@ export class DevicesService {
     if (stored.length >= API_LIMITS.maxProviderLibraries) throw invalid(`at most ${API_LIMITS.maxProviderLibraries} provider libraries`)
     if (!isAbsolute(path)) throw invalid('the provider library path must be absolute')
     if (!existsSync(path)) throw invalid(`no file at ${path}`)
-    await this.devices().catch(() => undefined)
     const { libraries } = await discoverEpDevices({ providerLibraries: [{ name, path }], probe: false })
     const outcome = libraries.find((l) => l.name === name)
     if (outcome === undefined || !outcome.ok) throw invalid(`could not load ${path}: ${outcome?.reason ?? 'unknown error'}`)

@@ -7,7 +7,7 @@
  */
 import { CONTRIB_OPS, type DeviceInfo, type DeviceKind, type EpProbeResult } from './device'
 import { discoverDevices } from './discover'
-import { OrtCRuntime, type EpDeviceInfo } from './ort-c/runtime'
+import { BUILT_IN_EPS, OrtCRuntime, type EpDeviceInfo } from './ort-c/runtime'
 import { probeEp } from './probe'
 import type { ProviderLibrary } from './probe-run'
 import { registerVirtualNpu, VIRTUAL_NPU_EP, VIRTUAL_NPU_LABEL, VIRTUAL_NPU_REGISTRATION } from './virtual-npu'
@@ -34,9 +34,6 @@ export interface ProviderLibraryStatus extends ProviderLibrary {
   /** EP names it brought */
   readonly eps: readonly string[]
 }
-
-/** The EPs onnxruntime-node already reaches (listed by discover.ts); the C API's view of them is not repeated. */
-const NODE_GATE_EPS = new Set(['CPUExecutionProvider', 'WebGpuExecutionProvider', 'DmlExecutionProvider', 'CoreMLExecutionProvider'])
 
 function kindOf(d: EpDeviceInfo): DeviceKind {
   if (d.hardwareType === 'npu') return 'npu'
@@ -71,7 +68,8 @@ export async function discoverEpDevices(options: EpDeviceOptions): Promise<{ dev
     }
   }
   const registered = libraries.filter((l) => l.ok).map(({ name, path }) => ({ name, path }))
-  const listed = runtime.epDevices().filter((d) => !NODE_GATE_EPS.has(d.epName))
+  // the built-in providers are onnxruntime-node's (listed by discover.ts): the C API's view of them is not repeated
+  const listed = runtime.epDevices().filter((d) => !BUILT_IN_EPS.has(d.epName))
   const probes = new Map<string, EpProbeResult>()
   if (options.probe ?? true) {
     for (const ep of new Set(listed.map((d) => d.epName))) {

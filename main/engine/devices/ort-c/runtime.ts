@@ -41,8 +41,11 @@ export interface EpDeviceSelector {
 /** ORT logging levels (`OrtLoggingLevel`): warnings and errors reach the console, nothing chattier. */
 const LOG_WARNING = 2
 
-/** Providers compiled into ONNX Runtime builds; every other EP came from a registered library. */
-const BUILT_IN_EPS = new Set(['CPUExecutionProvider', 'DmlExecutionProvider', 'WebGpuExecutionProvider', 'CoreMLExecutionProvider'])
+/**
+ * Providers compiled into ONNX Runtime builds (onnxruntime-node reaches them itself); every other EP came from a
+ * registered library.
+ */
+export const BUILT_IN_EPS: ReadonlySet<string> = new Set(['CPUExecutionProvider', 'DmlExecutionProvider', 'WebGpuExecutionProvider', 'CoreMLExecutionProvider'])
 
 /** A provider library registered with the env. */
 export interface RegisteredLibrary {

@@ -91,9 +91,8 @@ export class NativeTensor {
     if (!isElementType(type)) throw new TypeError(`the C-API gate does not move ${type} tensors`)
     const count = elementCount(dims)
     const bytes = count * ELEMENT_TYPES[type].bytes
-    const array = data ?? typedView(type, new ArrayBuffer(Math.max(bytes, 1)), count)
+    const array = data === undefined ? typedView(type, new ArrayBuffer(Math.max(bytes, 1)), count) : typedDataOf(type, data, 'tensor data')
     if (array.length !== count) throw new RangeError(`a [${dims.join(', ')}] tensor needs ${count} elements, got ${array.length}`)
-    if (!(array instanceof ARRAYS[type])) throw new TypeError(`a ${type} tensor needs a ${ARRAYS[type].name}`)
     const out: [Ptr] = [null]
     runtime.lib.check('CreateTensorWithDataAsOrtValue', runtime.cpuMemoryInfo(), array, bytes, dims.map(BigInt), dims.length, ELEMENT_TYPES[type].code, out)
     return new NativeTensor(runtime, type, dims, array, out[0])

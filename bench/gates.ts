@@ -7,7 +7,9 @@
  *   node --import tsx bench/gates.ts [--models f32,q8_0,q4_0,q4_k_m] [--steps 64] [--reps 7] [--threads N]
  *
  * The models are the bench's 110M files (written by `npm run bench` into bench/.models). It answers #12's
- * "decode through the binding vs onnxruntime-node: keep whichever is faster" for the plain (unbound) path.
+ * "decode through the binding vs onnxruntime-node: keep whichever is faster": each gate's plain `run` (outputs
+ * returned, then copied into the engine's buffers) and its `runInto` (onnxruntime-node: pre-allocated outputs;
+ * the C API: I/O binding, the KV cache and outputs bound once).
  */
 import { parseArgs } from 'node:util'
 import { createEpDeviceSession, createSession, defaultIntraOpThreads, OrtCRuntime, type OrtSession } from '../main/engine/devices'
@@ -50,8 +52,23 @@ async function rep(engine: SingleSessionEngine): Promise<[number, number]> {
   return [t1 - t0, (performance.now() - t1) / steps]
 }
 
-console.log(`${threads} threads, prompt ${PROMPT.length}, ${steps} decode steps, ${reps} alternating reps`)
-console.log('| model | prefill ms node / C API | decode ms/step node / C API | C API ÷ node (decode) |')
+/** The gates and ways to run: each gate's `run` (outputs returned, then copied into the engine's buffers) and `runInto`. */
+const VARIANTS = ['node run', 'node runInto', 'C run', 'C runInto (bound)'] as const
+type Variant = (typeof VARIANTS)[number]
+
+/** `session` whose runInto goes through `run` and copies: the path without pre-allocated or bound outputs. */
+function viaRun(session: OrtSession): OrtSession {
+  return {
+    ...session,
+    async runInto(feeds, outputs) {
+      const out = await session.run(feeds, Object.keys(outputs))
+      for (const [name, t] of Object.entries(outputs)) (t.data as Float32Array).set(out[name].data as Float32Array)
+    }
+  }
+}
+
+console.log(`${threads} threads, prompt ${PROMPT.length}, ${steps} decode steps, ${reps} reps in rotating order`)
+console.log(`| model | prefill ms: ${VARIANTS.join(' / ')} | decode ms/step: ${VARIANTS.join(' / ')} | bound C ÷ node run (decode) |`)
 console.log('|---|---:|---:|---:|')
 const isModelId = (s: string): s is BenchModelId => BENCH_MODEL_IDS.some((m) => m === s)
 for (const id of values.models.split(',')) {
@@ -61,22 +78,27 @@ for (const id of values.models.split(',')) {
   if (!loaded.weights) throw new Error(`${file.path}: no weights`)
   const model = { config: { ...loaded.config, contextLength: CONTEXT }, weights: loaded.weights }
   const bytes = compileModel(model, { ropeTableLength: CONTEXT })
-  const open = async (gate: 'node' | 'c'): Promise<OrtSession> =>
-    gate === 'node' ? createSession(bytes, { ep: 'cpu', intraOpThreads: threads }) : createEpDeviceSession(OrtCRuntime.open(), bytes, { device: { epName: 'CPUExecutionProvider' }, intraOpThreads: threads })
-  const engines = {
-    node: new SingleSessionEngine(model, await open('node'), { contextLength: CONTEXT, prefillChunkTokens: 128 }),
-    c: new SingleSessionEngine(model, await open('c'), { contextLength: CONTEXT, prefillChunkTokens: 128 })
+  const open = async (v: Variant): Promise<OrtSession> => {
+    const session = v.startsWith('node') ? await createSession(bytes, { ep: 'cpu', intraOpThreads: threads }) : createEpDeviceSession(OrtCRuntime.open(), bytes, { device: { epName: 'CPUExecutionProvider' }, intraOpThreads: threads })
+    return v.endsWith('run') ? viaRun(session) : session
   }
-  const times = { node: [] as [number, number][], c: [] as [number, number][] }
-  await rep(engines.node)
-  await rep(engines.c)
+  const engines = new Map<Variant, SingleSessionEngine>()
+  const times = new Map<Variant, [number, number][]>()
+  for (const v of VARIANTS) {
+    const engine = new SingleSessionEngine(model, await open(v), { contextLength: CONTEXT, prefillChunkTokens: 128 })
+    engines.set(v, engine)
+    times.set(v, [])
+    await rep(engine)
+  }
   for (let r = 0; r < reps; r++) {
-    const order: ('node' | 'c')[] = r % 2 === 0 ? ['node', 'c'] : ['c', 'node']
-    for (const g of order) times[g].push(await rep(engines[g]))
+    for (let i = 0; i < VARIANTS.length; i++) {
+      const v = VARIANTS[(r + i) % VARIANTS.length]
+      const engine = engines.get(v)
+      if (engine) times.get(v)?.push(await rep(engine))
+    }
   }
-  const pre = (g: 'node' | 'c'): number => median(times[g].map((t) => t[0]))
-  const dec = (g: 'node' | 'c'): number => median(times[g].map((t) => t[1]))
-  console.log(`| 110M ${id} | ${pre('node').toFixed(1)} / ${pre('c').toFixed(1)} | ${dec('node').toFixed(2)} / ${dec('c').toFixed(2)} | ${(dec('c') / dec('node')).toFixed(2)} |`)
-  await engines.node.dispose()
-  await engines.c.dispose()
+  const pre = (v: Variant): number => median((times.get(v) ?? []).map((t) => t[0]))
+  const dec = (v: Variant): number => median((times.get(v) ?? []).map((t) => t[1]))
+  console.log(`| 110M ${id} | ${VARIANTS.map((v) => pre(v).toFixed(1)).join(' / ')} | ${VARIANTS.map((v) => dec(v).toFixed(2)).join(' / ')} | ${(dec('C runInto (bound)') / dec('node run')).toFixed(3)} |`)
+  for (const engine of engines.values()) await engine.dispose()
 }

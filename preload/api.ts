@@ -209,8 +209,15 @@ export interface PlacementView {
   readonly opGroups: readonly string[]
   /** matmul groups that can be partitioned */
   readonly matmulGroups: readonly string[]
-  /** the engine's prefill chunk: its default and the longest it takes (both capped by the model's context) */
-  readonly prefillChunk: { readonly defaultTokens: number; readonly maxTokens: number }
+  /**
+   * the engine's prefill chunk: its default and the longest it takes (both capped by the model's context), and
+   * the range (and default) when an NPU's static-shape graphs run part of prefill: they are compiled for the chunk
+   */
+  readonly prefillChunk: {
+    readonly defaultTokens: number
+    readonly maxTokens: number
+    readonly staticShapes: { readonly minTokens: number; readonly maxTokens: number; readonly defaultTokens: number }
+  }
 }
 
 /**

@@ -207,6 +207,19 @@ export class FieldReader {
     return new FieldReader(this.fail, this.at(key), this.value[key], required, optional)
   }
 
+  /** An object field of at most `maxEntries` string values of at most `maxLength` characters (keys too). */
+  stringMap(key: string, maxEntries: number, maxLength: number): Record<string, string> {
+    const inner = this.record(key)
+    const keys = Object.keys(inner.value)
+    if (keys.length > maxEntries) this.reject(key, `more than ${maxEntries} entries`)
+    const out: Record<string, string> = {}
+    for (const k of keys) {
+      if (k.length === 0 || k.length > maxLength) this.reject(key, `a key must be 1–${maxLength} characters`)
+      out[k] = inner.string(k, maxLength)
+    }
+    return out
+  }
+
   /** Each entry of an array field read by `read(reader of the entry, index)`. */
   records<T>(key: string, max: number, read: (entry: FieldReader, index: number) => T): T[] {
     return this.list(key, max).map((v, i) => read(new FieldReader(this.fail, `${this.at(key)}[${i}]`, v), i))

@@ -65,6 +65,8 @@ export {
   defaultPrefillChunkTokens,
   maxPrefillChunkTokens,
   DEFAULT_PREFILL_CHUNK_TOKENS,
+  STATIC_CHUNK_TOKENS,
+  staticChunkRange,
   MAX_PREFILL_CHUNK_TOKENS,
   parseProfile,
   weightInfoOf,

@@ -15,10 +15,13 @@ import {
   maxPrefillChunkTokens,
   parsePlacement,
   weightInfoOfTypes,
+  type ModelConfig,
   DEFAULT_PREFILL_CHUNK_TOKENS,
   MATMUL_GROUPS,
   MAX_PREFILL_CHUNK_TOKENS,
   OP_GROUP_NAMES,
+  STATIC_CHUNK_TOKENS,
+  staticChunkRange,
   type DeviceInfo,
   type Placement,
   type ProviderLibraryStatus,
@@ -29,6 +32,16 @@ import { ApiError, errorMessage, invalid } from './errors'
 import type { ModelHeader, ModelsService } from './models-service'
 import { resolvePlacement, NOT_PROFILED, type AutoProfile, type PlacementModel, type Resolution } from './placement-resolve'
 import type { SettingsService } from './settings-service'
+
+/** The chunk limits the placement editor shows: the model's when there is one, the engine's otherwise. */
+function prefillChunkView(config: ModelConfig | null): PlacementView['prefillChunk'] {
+  if (config === null) {
+    const { min, max, default: defaultTokens } = STATIC_CHUNK_TOKENS
+    return { defaultTokens: DEFAULT_PREFILL_CHUNK_TOKENS, maxTokens: MAX_PREFILL_CHUNK_TOKENS, staticShapes: { minTokens: min, maxTokens: max, defaultTokens } }
+  }
+  const s = staticChunkRange(config)
+  return { defaultTokens: defaultPrefillChunkTokens(config), maxTokens: maxPrefillChunkTokens(config), staticShapes: { minTokens: s.min, maxTokens: s.max, defaultTokens: s.defaultTokens } }
+}
 
 /** What DevicesService needs. */
 export interface DevicesServiceDeps {
@@ -178,10 +191,7 @@ export class DevicesService {
       predicted: resolution.predicted,
       opGroups: [...OP_GROUP_NAMES],
       matmulGroups: [...MATMUL_GROUPS],
-      prefillChunk:
-        model === null
-          ? { defaultTokens: DEFAULT_PREFILL_CHUNK_TOKENS, maxTokens: MAX_PREFILL_CHUNK_TOKENS }
-          : { defaultTokens: defaultPrefillChunkTokens(model.header.config), maxTokens: maxPrefillChunkTokens(model.header.config) }
+      prefillChunk: prefillChunkView(model?.header.config ?? null)
     }
     this.lastView = { key, view }
     return view

@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process'
 import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { compileModel } from '../../main/engine/graph'
 import { loadModel } from '../../main/engine/model'
 import { SingleSessionEngine } from '../../main/engine/runtime/session/single-session-engine'
@@ -132,6 +132,31 @@ describe('sessions on the CPU EP device (V2) vs onnxruntime-node', () => {
     } finally {
       await viaNode.dispose()
       await viaC.dispose()
+    }
+  })
+})
+
+describe('the engine through the bound C-API session', () => {
+  it('decode hands nothing over per token: the KV cache and outputs stay bound, no tensor is made after the first step', async () => {
+    const loaded = await loadModel(sharedModel('stories260K/stories260K.gguf'))
+    if (!loaded.weights) throw new Error('no weights')
+    const model = { config: { ...loaded.config, contextLength: 64 }, weights: loaded.weights }
+    const engine = new SingleSessionEngine(model, createEpDeviceSession(runtime, compileModel(model, { ropeTableLength: 64 }), { device: { epName: 'CPUExecutionProvider' }, intraOpThreads: 1 }), {
+      contextLength: 64,
+      prefillChunkTokens: 8
+    })
+    const made = vi.spyOn(NativeTensor, 'create')
+    try {
+      // the cache reserves its capacity for the whole call up front, so decode steps within it keep the same buffers
+      await engine.forward([1, 403, 407, 261], 0)
+      await engine.forward([378], 4)
+      const afterFirstStep = made.mock.calls.length
+      expect(afterFirstStep).toBeGreaterThan(0)
+      for (let step = 0; step < 5; step++) await engine.forward([432], 5 + step)
+      expect(made.mock.calls.length).toBe(afterFirstStep)
+    } finally {
+      made.mockRestore()
+      await engine.dispose()
     }
   })
 })

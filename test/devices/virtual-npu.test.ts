@@ -2,9 +2,14 @@
  * @file The virtual NPU test provider, built from test/virtual-npu with the system compiler and registered
  * through the C API: it appears as an NPU-type EP device, runs static-shape graphs of its ops (its own counters
  * prove it, and the numbers are the CPU's), refuses dynamic shapes and ops off its list with a reason (so a graph
- * it cannot take fails instead of quietly running on the CPU), models a device's speed on request, and is probed
- * and listed by discoverEpDevices like any provider's device.
+ * it cannot take fails instead of quietly running on the CPU), models a device's speed on request, compiles to an
+ * EPContext model whose blobs a later session loads instead of compiling (paying the modelled compile time only
+ * cold), and is probed and listed by discoverEpDevices like any provider's device.
  */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import onnxProto from 'onnx-proto'
 import { beforeAll, describe, expect, it } from 'vitest'
 import {
   discoverEpDevices,
@@ -43,6 +48,30 @@ function graph(rows: number | string, withSoftmax = false): Uint8Array {
 }
 
 const onNpu = (options: Record<string, string> = {}) => ({ device: { epName: VIRTUAL_NPU_EP }, cpuFallback: false, providerOptions: options })
+
+/** Session config entries that make the session write an EPContext model to `ctxPath` (blobs in files). */
+const generateContext = (ctxPath: string, embedMode = '0') => ({ 'ep.context_enable': '1', 'ep.context_file_path': ctxPath, 'ep.context_embed_mode': embedMode })
+
+/** A fresh temporary folder holding graph(2) as model.onnx; removed by the caller. */
+function modelDir(): { dir: string; model: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'tandem-vnpu-ctx-'))
+  const model = join(dir, 'model.onnx')
+  writeFileSync(model, graph(2))
+  return { dir, model }
+}
+
+const blobsIn = (dir: string) => readdirSync(dir).filter((f) => f.endsWith('.vnpu.onnx'))
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+/** A copy of the context model at `ctx` whose EPContext nodes point at `blob` instead, written to `out`. */
+function pointContextAt(ctx: string, blob: string, out: string): void {
+  const model = onnxProto.onnx.ModelProto.decode(readFileSync(ctx))
+  for (const node of model.graph?.node ?? []) {
+    const attr = node.attribute?.find((a) => a.name === 'ep_cache_context')
+    if (node.opType === 'EPContext' && attr) attr.s = Buffer.from(blob)
+  }
+  writeFileSync(out, onnxProto.onnx.ModelProto.encode(model).finish())
+}
 
 function runOnce(session: EpSession): Float32Array {
   const X = NativeTensor.create(runtime, 'float32', [2, 4], Float32Array.from([1, 2, 3, 4, 5, 6, 7, 8]))
@@ -117,6 +146,80 @@ describe.skipIf(compilerSkipReason !== null)('the virtual NPU', () => {
       expect(after.busyMs - before.busyMs).toBeGreaterThanOrEqual(modelled - 0.5)
     } finally {
       session.release()
+    }
+  })
+
+  it('compiles to an EPContext model once; a later session loads its blob and skips the modelled compile time', () => {
+    const { dir, model } = modelDir()
+    const ctx = join(dir, 'model_ctx.onnx')
+    const cpu = EpSession.create(runtime, graph(2))
+    try {
+      const expected = runOnce(cpu)
+      const before = virtualNpuStats(npu.path)
+      const started = performance.now()
+      const cold = EpSession.create(runtime, model, { ...onNpu({ compile_ms: '300' }), configEntries: generateContext(ctx) })
+      const coldMs = performance.now() - started
+      try {
+        expect(runOnce(cold)).toEqual(expected)
+      } finally {
+        cold.release()
+      }
+      const compiled = virtualNpuStats(npu.path)
+      expect(compiled.contextBlobsWritten - before.contextBlobsWritten).toBe(1)
+      expect(compiled.graphsCompiled - before.graphsCompiled).toBe(1)
+      expect(compiled.modelledCompileMs - before.modelledCompileMs).toBe(300)
+      expect(coldMs).toBeGreaterThanOrEqual(300) // a sleep's lower bound, not a speed claim
+      expect(existsSync(ctx)).toBe(true)
+      const blobs = blobsIn(dir)
+      expect(blobs).toHaveLength(1)
+      expect(blobs[0]).toMatch(/^model_ctx_.+\.vnpu\.onnx$/)
+      // the context model names the blob relative to itself, never by an absolute path
+      const ctxBytes = readFileSync(ctx)
+      expect(ctxBytes.includes(Buffer.from(blobs[0] ?? ''))).toBe(true)
+      expect(ctxBytes.includes(Buffer.from(dir))).toBe(false)
+
+      const warm = EpSession.create(runtime, ctx, onNpu({ compile_ms: '300' }))
+      try {
+        const loaded = virtualNpuStats(npu.path)
+        expect(loaded.contextBlobsLoaded - compiled.contextBlobsLoaded).toBe(1)
+        expect(loaded.graphsCompiled).toBe(compiled.graphsCompiled)
+        expect(loaded.modelledCompileMs).toBe(compiled.modelledCompileMs)
+        expect(loaded.contextBlobsWritten).toBe(compiled.contextBlobsWritten)
+        expect(runOnce(warm)).toEqual(expected)
+        const ran = virtualNpuStats(npu.path)
+        expect(ran.graphRuns - loaded.graphRuns).toBe(1)
+        // the node count came back from the EPContext node's notes
+        expect(ran.nodesRun - loaded.nodesRun).toBe(compiled.nodesRun - before.nodesRun)
+      } finally {
+        warm.release()
+      }
+    } finally {
+      cpu.release()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('refuses, with the reason, a context model whose blob is gone or outside its folder, embed mode 1, and compiling a compiled model', () => {
+    const { dir, model } = modelDir()
+    const ctx = join(dir, 'model_ctx.onnx')
+    try {
+      expect(() => EpSession.create(runtime, model, { ...onNpu(), configEntries: generateContext(ctx, '1') })).toThrow(/writes its compiled blobs to files.*embed_mode=0/)
+      EpSession.create(runtime, model, { ...onNpu(), configEntries: generateContext(ctx) }).release()
+      // already compiled: generating again from the context model
+      expect(() => EpSession.create(runtime, ctx, { ...onNpu(), configEntries: generateContext(join(dir, 'again_ctx.onnx')) })).toThrow(/already compiled/)
+      // from bytes there is no folder to find the blob in
+      expect(() => EpSession.create(runtime, readFileSync(ctx), onNpu())).toThrow(/must be opened from a file/)
+      const [blob] = blobsIn(dir)
+      expect(blob).toBeDefined()
+      // a model file cannot make the device open files outside its folder
+      for (const outside of [`../${blob}`, join(dir, blob ?? '')]) {
+        pointContextAt(ctx, outside, join(dir, 'moved_ctx.onnx'))
+        expect(() => EpSession.create(runtime, join(dir, 'moved_ctx.onnx'), onNpu())).toThrow(/leaves the model's folder/)
+      }
+      rmSync(join(dir, blob ?? ''))
+      expect(() => EpSession.create(runtime, ctx, onNpu())).toThrow(new RegExp(`${escapeRegExp(join(dir, blob ?? ''))} is missing`))
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { discoverDevices } from '../../main/engine/devices'
-import { assignGroups, buildPreset, DEFAULT_PREFILL_CHUNK_TOKENS, parsePlacement, phaseDevices, PRESET_IDS, type PresetId } from '../../main/engine/plan'
+import { assignGroups, buildPreset, DEFAULT_PREFILL_CHUNK_TOKENS, parsePlacement, phaseDevices, PRESET_IDS, STATIC_CHUNK_TOKENS, type PresetId } from '../../main/engine/plan'
 import { device, npuLaptop, syntheticProfile, testConfig, thisMachine } from './fixtures'
 
 const config = testConfig()
@@ -82,6 +82,16 @@ describe('presets on a laptop with an int8-only NPU and an integrated GPU', () =
     expect(r.note).toBe('The NPU cannot take attn-norm, rope, attention, ffn-norm and final-norm, so they run on the integrated GPU.')
     expect(layout('npu-prefill-gpu-decode', 'prefill', laptop)).toEqual({ 'attn-norm': 'dml-0', qkv: 'qnn-0', rope: 'dml-0', attention: 'dml-0', 'attn-out': 'qnn-0', 'ffn-norm': 'dml-0', ffn: 'qnn-0', 'final-norm': 'dml-0', 'lm-head': 'qnn-0' })
     expect(r.placement.phases.decode).toEqual({ device: 'dml-0', groups: [], partitions: [] })
+  })
+
+  it('an NPU in prefill takes the static chunk: 256 by default (capped by the context), 32 at least, and the CPU preset keeps its own', () => {
+    const npuPlacement = buildPreset('npu-prefill-gpu-decode', config, laptop).placement
+    expect(npuPlacement.prefillChunkTokens).toBe(Math.min(STATIC_CHUNK_TOKENS.default, config.contextLength))
+    expect(buildPreset('cpu', config, laptop).placement.prefillChunkTokens).toBe(DEFAULT_PREFILL_CHUNK_TOKENS)
+    expect(() => parsePlacement({ ...npuPlacement, prefillChunkTokens: 16 }, config, laptop)).toThrow('placement prefillChunkTokens: device "qnn-0" runs static-shape graphs compiled for the chunk, which must be from 32 to 512 tokens, got 16')
+    expect(parsePlacement({ ...npuPlacement, prefillChunkTokens: 512 }, config, laptop).prefillChunkTokens).toBe(512)
+    // without the NPU in prefill, a short chunk is fine
+    expect(parsePlacement({ ...buildPreset('gpu', config, laptop).placement, prefillChunkTokens: 16 }, config, laptop).prefillChunkTokens).toBe(16)
   })
 
   it('layer split is HeteroInfer’s: matmuls on the NPU, the rest on the GPU, no note', () => {

@@ -8,14 +8,26 @@
 // the Model Editor API and runs it in an inner CPU session, so results are those of ONNX Runtime's own CPU kernels
 // (and the device holds its own copy of the weights it runs, as an NPU does). An optional throughput model (provider options
 // `launch_us` and `gops`) makes each node take at least launch_us + work / gops, like a device with its own
-// speed. Counters (nodes claimed, refused, run; modelled time) are read with TandemVirtualNpu_Stats.
+// speed, and `compile_ms` makes compiling each fused graph from its ONNX subgraph take at least that long, like an
+// NPU compiler (loading a compiled blob does not pay it). Counters (nodes claimed, refused, run; modelled time;
+// context blobs written and loaded) are read with TandemVirtualNpu_Stats.
+//
+// EPContext (compiled-model cache, https://onnxruntime.ai/docs/execution-providers/EP-Context-Design.html): with
+// the session config entry ep.context_enable=1, Compile writes each fused graph's "compiled blob" (the inner
+// subgraph as an ONNX model, `<context model stem>_<fused node>.vnpu.onnx`) next to the context model at
+// ep.context_file_path and hands ONNX Runtime an EPContext node pointing at it (embed_mode 0 only). A session
+// opened on that context model claims each of this provider's EPContext nodes and loads its blob instead of
+// compiling, so a warm start skips compile_ms.
 //
 // A test fixture, built by the test setup (main/engine/devices/virtual-npu.ts) and never shipped in the app.
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -72,6 +84,9 @@ std::atomic<uint64_t> g_graph_runs{0};
 std::atomic<uint64_t> g_graphs_compiled{0};
 std::atomic<uint64_t> g_busy_ns{0};
 std::atomic<uint64_t> g_modelled_ns{0};
+std::atomic<uint64_t> g_context_blobs_written{0};
+std::atomic<uint64_t> g_context_blobs_loaded{0};
+std::atomic<uint64_t> g_modelled_compile_ns{0};  // compile time compile_ms asked for (cold compiles only)
 std::mutex g_refusal_mutex;
 std::string g_last_refusal;
 
@@ -101,20 +116,28 @@ struct Config {
   double launch_us = 0;  // fixed cost per node, microseconds
   double gops = 0;       // work per second in 1e9 units (multiply-adds count 2); 0 = no throughput model
   int threads = 0;       // threads of the inner CPU sessions; 0 = ONNX Runtime's default
+  double compile_ms = 0;  // modelled compile time per fused graph compiled from ONNX (not when loading a blob)
+  bool context_enable = false;    // session config ep.context_enable=1: write an EPContext model
+  std::string context_file_path;  // session config ep.context_file_path: where ONNX Runtime writes it
 };
 
-OrtStatus* ReadOption(const OrtSessionOptions* options, const char* key, std::string& value, bool& found) {
-  std::string full = std::string("ep.") + "tandemvirtualnpu." + key;
+// A session config entry by its full key.
+OrtStatus* ReadEntry(const OrtSessionOptions* options, const std::string& key, std::string& value, bool& found) {
   int has = 0;
-  VNPU_TRY(ort->HasSessionConfigEntry(options, full.c_str(), &has));
+  VNPU_TRY(ort->HasSessionConfigEntry(options, key.c_str(), &has));
   found = has != 0;
   if (!found) return nullptr;
   size_t size = 0;
-  VNPU_TRY(ort->GetSessionConfigEntry(options, full.c_str(), nullptr, &size));
+  VNPU_TRY(ort->GetSessionConfigEntry(options, key.c_str(), nullptr, &size));
   std::vector<char> buf(size + 1, '\0');
-  VNPU_TRY(ort->GetSessionConfigEntry(options, full.c_str(), buf.data(), &size));
+  VNPU_TRY(ort->GetSessionConfigEntry(options, key.c_str(), buf.data(), &size));
   value.assign(buf.data());
   return nullptr;
+}
+
+// A provider option: ONNX Runtime stores them as session config entries ep.<lowercased ep name>.<key>.
+OrtStatus* ReadOption(const OrtSessionOptions* options, const char* key, std::string& value, bool& found) {
+  return ReadEntry(options, std::string("ep.") + "tandemvirtualnpu." + key, value, found);
 }
 
 OrtStatus* ParseNumber(const char* key, const std::string& text, double& out) {
@@ -142,6 +165,25 @@ OrtStatus* ReadConfig(const OrtSessionOptions* options, Config& config) {
     if (found) VNPU_TRY(ParseNumber("threads", text, threads));
     if (threads > 256) return ort->CreateStatus(ORT_INVALID_ARGUMENT, "TandemVirtualNPU: option threads must be at most 256");
     config.threads = static_cast<int>(threads);
+    VNPU_TRY(ReadOption(options, "compile_ms", text, found));
+    if (found) VNPU_TRY(ParseNumber("compile_ms", text, config.compile_ms));
+    if (config.compile_ms > 3.6e6)
+      return ort->CreateStatus(ORT_INVALID_ARGUMENT, "TandemVirtualNPU: option compile_ms must be at most 3600000 (an hour)");
+    // EPContext settings are ONNX Runtime's own session config entries, shared by every compiling provider
+    VNPU_TRY(ReadEntry(options, "ep.context_enable", text, found));
+    if (found && text != "0" && text != "1")
+      return ort->CreateStatus(ORT_INVALID_ARGUMENT, ("TandemVirtualNPU: ep.context_enable must be 0 or 1, got \"" + text + "\"").c_str());
+    config.context_enable = found && text == "1";
+    VNPU_TRY(ReadEntry(options, "ep.context_file_path", text, found));
+    if (found) config.context_file_path = text;
+    VNPU_TRY(ReadEntry(options, "ep.context_embed_mode", text, found));
+    if (found && text != "0" && text != "1")
+      return ort->CreateStatus(ORT_INVALID_ARGUMENT, ("TandemVirtualNPU: ep.context_embed_mode must be 0 or 1, got \"" + text + "\"").c_str());
+    // an NPU's compiled blob can be large; this device always writes it to a file beside the context model
+    if (config.context_enable && found && text == "1")
+      return ort->CreateStatus(ORT_INVALID_ARGUMENT,
+                               "TandemVirtualNPU: ep.context_embed_mode=1 is not supported: the virtual NPU writes its "
+                               "compiled blobs to files beside the context model (use ep.context_embed_mode=0)");
   }
   std::stringstream list(ops);
   std::string item;
@@ -269,6 +311,57 @@ OrtStatus* CopyAttrs(const OrtNode* node, std::vector<Attr>& out, std::string& w
     out.push_back(std::move(copy));
   }
   return nullptr;
+}
+
+// A node's string attribute (`found` false when the node has no such attribute).
+OrtStatus* StringAttr(const OrtNode* node, const char* name, std::string& value, bool& found) {
+  const OrtOpAttr* attr = nullptr;
+  OrtStatus* s = ort->Node_GetAttributeByName(node, name, &attr);
+  found = false;
+  value.clear();
+  if (s) {
+    // an attribute the node does not have is reported as NOT_FOUND: that is an answer, not a failure
+    bool missing = ort->GetErrorCode(s) == ORT_NOT_FOUND;
+    if (!missing) return s;
+    ort->ReleaseStatus(s);
+    return nullptr;
+  }
+  if (!attr) return nullptr;
+  OrtOpAttrType type;
+  VNPU_TRY(ort->OpAttr_GetType(attr, &type));
+  if (type != ORT_OP_ATTR_STRING) return Fail(std::string(kEpName) + ": attribute " + name + " is not a string");
+  size_t size = 0;
+  OrtStatus* probe = ort->ReadOpAttr(attr, type, nullptr, 0, &size);  // reports the size needed
+  if (probe) ort->ReleaseStatus(probe);
+  std::vector<char> bytes(size + 1, 0);
+  VNPU_TRY(ort->ReadOpAttr(attr, type, bytes.data(), size, &size));
+  value.assign(bytes.data(), size);
+  found = true;
+  return nullptr;
+}
+
+// A node's int attribute, `fallback` when it has none.
+OrtStatus* IntAttr(const OrtNode* node, const char* name, int64_t fallback, int64_t& value) {
+  const OrtOpAttr* attr = nullptr;
+  OrtStatus* s = ort->Node_GetAttributeByName(node, name, &attr);
+  value = fallback;
+  if (s) {
+    bool missing = ort->GetErrorCode(s) == ORT_NOT_FOUND;
+    if (!missing) return s;
+    ort->ReleaseStatus(s);
+    return nullptr;
+  }
+  if (!attr) return nullptr;
+  OrtOpAttrType type;
+  VNPU_TRY(ort->OpAttr_GetType(attr, &type));
+  if (type != ORT_OP_ATTR_INT) return Fail(std::string(kEpName) + ": attribute " + name + " is not an int");
+  size_t size = 0;
+  VNPU_TRY(ort->ReadOpAttr(attr, type, &value, sizeof(value), &size));
+  return nullptr;
+}
+
+bool IsEpContextNode(const std::string& type, const char* domain) {
+  return type == "EPContext" && domain && std::strcmp(domain, "com.microsoft") == 0;
 }
 
 // Decides whether this device takes `node`; fills `plan` when it does, `why` when it does not.
@@ -419,11 +512,27 @@ OrtStatus* ORT_API_CALL EpGetCapability(OrtEp* self, const OrtGraph* graph, OrtE
   for (const OrtNode* node : nodes) {
     const char* name = nullptr;
     const char* type = nullptr;
+    const char* domain = nullptr;
     VNPU_TRY(ort->Node_GetName(node, &name));
     VNPU_TRY(ort->Node_GetOperatorType(node, &type));
+    VNPU_TRY(ort->Node_GetDomain(node, &domain));
     NodePlan plan;
     std::string why;
-    if (!name || !*name) why = "unnamed node";
+    if (IsEpContextNode(type, domain)) {
+      // a graph this device compiled earlier: each EPContext node is one compiled blob, so it is a group of its own
+      std::string source;
+      bool has_source = false;
+      VNPU_TRY(StringAttr(node, "source", source, has_source));
+      if (source == kEpName) {
+        VNPU_TRY(FuseGroup(ep, support, group));
+        group.push_back(node);
+        VNPU_TRY(FuseGroup(ep, support, group));
+        g_nodes_claimed++;
+        continue;
+      }
+      why = has_source ? "EPContext node of another provider (source \"" + source + "\")" : "EPContext node without a source";
+    }
+    if (why.empty() && (!name || !*name)) why = "unnamed node";
     if (why.empty()) VNPU_TRY(Examine(node, ep->config, plan, why));
     if (!why.empty()) {
       g_nodes_refused++;
@@ -461,8 +570,21 @@ OrtStatus* StaticShape(const OrtValueInfo* info, std::vector<int64_t>& shape) {
   return nullptr;
 }
 
-// Rebuilds one fused subgraph as a model of its own and opens it in a CPU session.
-OrtStatus* CompileOne(VirtualNpuEp* ep, const OrtGraph* graph, CompiledGraph& out) {
+// The inner CPU sessions' options: the EP's thread settings, one inter-op thread (the device runs one graph at a time).
+OrtStatus* InnerSessionOptions(const Config& config, OrtSessionOptions*& options) {
+  VNPU_TRY(ort->CreateSessionOptions(&options));
+  OrtStatus* s = ort->SetIntraOpNumThreads(options, config.threads);
+  if (!s) s = ort->SetInterOpNumThreads(options, 1);
+  if (s) {
+    ort->ReleaseSessionOptions(options);
+    options = nullptr;
+  }
+  return s;
+}
+
+// Rebuilds one fused subgraph as a model of its own and opens it in a CPU session. With `blob` set, that session
+// also saves the model it optimized there: the compiled blob an EPContext node points at.
+OrtStatus* CompileOne(VirtualNpuEp* ep, const OrtGraph* graph, CompiledGraph& out, const std::filesystem::path& blob) {
   const OrtModelEditorApi* editor = ort->GetModelEditorApi();
   if (!editor) return Fail(std::string(kEpName) + ": this ONNX Runtime build has no Model Editor API");
   OrtGraph* inner = nullptr;
@@ -617,11 +739,218 @@ OrtStatus* CompileOne(VirtualNpuEp* ep, const OrtGraph* graph, CompiledGraph& ou
   owned_graph.release();
 
   OrtSessionOptions* options = nullptr;
-  VNPU_TRY(ort->CreateSessionOptions(&options));
+  VNPU_TRY(InnerSessionOptions(ep->config, options));
   std::unique_ptr<OrtSessionOptions, void (*)(OrtSessionOptions*)> owned_options(options, ort->ReleaseSessionOptions);
-  VNPU_TRY(ort->SetIntraOpNumThreads(options, ep->config.threads));
-  VNPU_TRY(ort->SetInterOpNumThreads(options, 1));
+  if (!blob.empty()) {
+    // Extended, not all: level 3 adds layout transforms for this CPU's instruction set, and ONNX Runtime warns a
+    // model saved after them only loads where it was made. Weights go to a file beside the blob (from 1 KiB up),
+    // so a large subgraph never hits protobuf's 2 GB limit.
+    VNPU_TRY(ort->SetSessionGraphOptimizationLevel(options, ORT_ENABLE_EXTENDED));
+    VNPU_TRY(ort->SetOptimizedModelFilePath(options, blob.c_str()));
+    std::string weights = blob.filename().string() + ".data";
+    VNPU_TRY(ort->AddSessionConfigEntry(options, "session.optimized_model_external_initializers_file_name", weights.c_str()));
+  }
   VNPU_TRY(editor->CreateSessionFromModel(ep->factory->env, model, options, &out.session));
+  out.config = ep->config;
+  return nullptr;
+}
+
+// The directory of the model ONNX Runtime is compiling (empty when it was opened from bytes).
+OrtStatus* ModelDir(const OrtGraph* graph, std::filesystem::path& model, bool& known) {
+  const ORTCHAR_T* path = nullptr;
+  VNPU_TRY(ort->Graph_GetModelPath(graph, &path));
+  known = path && *path;
+  if (known) model = std::filesystem::path(path);
+  return nullptr;
+}
+
+// Only letters, digits, '-', '_' and '.' in a file name made from a node name.
+std::string FileSafe(const std::string& name) {
+  std::string out = name;
+  for (char& c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+  return out;
+}
+
+// Where the EPContext model goes: ep.context_file_path, else ONNX Runtime's default <model>_ctx.onnx.
+OrtStatus* ContextModelPath(VirtualNpuEp* ep, const OrtGraph* graph, std::filesystem::path& out) {
+  if (!ep->config.context_file_path.empty()) {
+    out = std::filesystem::path(ep->config.context_file_path);
+    return nullptr;
+  }
+  std::filesystem::path model;
+  bool known = false;
+  VNPU_TRY(ModelDir(graph, model, known));
+  if (!known)
+    return Fail(std::string(kEpName) + ": ep.context_enable=1 needs ep.context_file_path when the model is not opened "
+                                       "from a file (the compiled blobs are written beside the context model)");
+  out = model;
+  out.replace_extension();
+  out += "_ctx.onnx";
+  return nullptr;
+}
+
+// The EPContext node that stands for one compiled fused node in the context model.
+OrtStatus* MakeContextNode(const OrtNode* fused, const std::string& blob_name, const CompiledGraph& g, OrtNode** out) {
+  const char* name = nullptr;
+  VNPU_TRY(ort->Node_GetName(fused, &name));
+  std::vector<const OrtValueInfo*> vi, vo;
+  VNPU_TRY(NodeValues(fused, vi, vo));
+  std::vector<const char*> in_names, out_names;
+  for (const OrtValueInfo* v : vi) {
+    const char* n = "";
+    if (v) VNPU_TRY(ort->GetValueInfoName(v, &n));
+    in_names.push_back(n);
+  }
+  for (const OrtValueInfo* v : vo) {
+    const char* n = "";
+    if (v) VNPU_TRY(ort->GetValueInfoName(v, &n));
+    out_names.push_back(n);
+  }
+  // what Compute needs that the blob does not carry: the throughput model's work and the node count
+  std::ostringstream notes;
+  notes.precision(17);
+  notes << "work=" << g.work << ";nodes=" << g.node_count;
+  const int64_t main_context = 1, embed_mode = 0;
+  const std::string strings[][2] = {{"ep_cache_context", blob_name}, {"source", kEpName}, {"ep_sdk_version", kVersion},
+                                    {"partition_name", name}, {"notes", notes.str()}};
+  std::vector<OrtOpAttr*> attrs;
+  auto release = [&attrs]() {
+    for (OrtOpAttr* a : attrs) ort->ReleaseOpAttr(a);
+  };
+  OrtOpAttr* attr = nullptr;
+  OrtStatus* s = ort->CreateOpAttr("main_context", &main_context, 1, ORT_OP_ATTR_INT, &attr);
+  if (!s) attrs.push_back(attr);
+  if (!s) s = ort->CreateOpAttr("embed_mode", &embed_mode, 1, ORT_OP_ATTR_INT, &attr);
+  if (!s) attrs.push_back(attr);
+  for (const auto& kv : strings) {
+    if (s) break;
+    s = ort->CreateOpAttr(kv[0].c_str(), kv[1].data(), static_cast<int>(kv[1].size()), ORT_OP_ATTR_STRING, &attr);
+    if (!s) attrs.push_back(attr);
+  }
+  // CreateNode copies the attributes; ONNX Runtime owns the node it returns
+  if (!s)
+    s = ort->GetModelEditorApi()->CreateNode("EPContext", "com.microsoft", name, in_names.data(), in_names.size(),
+                                             out_names.data(), out_names.size(), attrs.data(), attrs.size(), out);
+  release();
+  return s;
+}
+
+// Opens the compiled blob an EPContext node (the only node of `graph`) points at, instead of compiling.
+OrtStatus* LoadContext(VirtualNpuEp* ep, const OrtGraph* graph, const OrtNode* node, CompiledGraph& out) {
+  const char* node_name = nullptr;
+  VNPU_TRY(ort->Node_GetName(node, &node_name));
+  const std::string who = std::string(kEpName) + ": EPContext node \"" + (node_name ? node_name : "") + "\"";
+  if (ep->config.context_enable)
+    return ort->CreateStatus(ORT_INVALID_ARGUMENT,
+                             (who + ": the model is already compiled (it holds EPContext nodes); open the original "
+                                    "model to compile it again, or drop ep.context_enable").c_str());
+  int64_t embed_mode = 1, main_context = 1;
+  VNPU_TRY(IntAttr(node, "embed_mode", 1, embed_mode));  // the EPContext schema's defaults
+  VNPU_TRY(IntAttr(node, "main_context", 1, main_context));
+  if (embed_mode != 0)
+    return Fail(who + ": embed_mode " + std::to_string(embed_mode) +
+                " is not supported: the virtual NPU writes its blobs to files, embed_mode 0");
+  if (main_context != 1) return Fail(who + ": main_context 0 (a blob shared with another node) is not supported");
+  std::string cache, notes;
+  bool has_cache = false, has_notes = false;
+  VNPU_TRY(StringAttr(node, "ep_cache_context", cache, has_cache));
+  VNPU_TRY(StringAttr(node, "notes", notes, has_notes));
+  if (cache.empty()) return Fail(who + ": no ep_cache_context (the compiled blob's file name)");
+
+  std::filesystem::path model;
+  bool known = false;
+  VNPU_TRY(ModelDir(graph, model, known));
+  if (!known)
+    return Fail(who + ": an EPContext model must be opened from a file: its compiled blob (" + cache +
+                ") is found relative to the model's folder");
+  // the blob must stay inside the model's folder: a model file must not make the device open arbitrary paths
+  std::filesystem::path relative(cache);
+  bool escapes = relative.is_absolute() || relative.has_root_path();
+  for (const auto& part : relative)
+    if (part == "..") escapes = true;
+  if (escapes)
+    return Fail(who + ": ep_cache_context \"" + cache + "\" leaves the model's folder (absolute paths and '..' are refused)");
+  const std::filesystem::path blob = model.parent_path() / relative;
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(blob, error))
+    return Fail(who + ": compiled blob " + blob.string() + " is missing (deleted, or not copied along with the context model)");
+
+  OrtSessionOptions* options = nullptr;
+  VNPU_TRY(InnerSessionOptions(ep->config, options));
+  std::unique_ptr<OrtSessionOptions, void (*)(OrtSessionOptions*)> owned_options(options, ort->ReleaseSessionOptions);
+  OrtStatus* s = ort->CreateSession(ep->factory->env, blob.c_str(), options, &out.session);
+  if (s) {
+    std::string message = who + ": cannot load compiled blob " + blob.string() + ": " + ort->GetErrorMessage(s);
+    ort->ReleaseStatus(s);
+    return Fail(message);
+  }
+
+  // names in the fused node's order; shapes from the context model, else from what the blob declares
+  size_t n_in = 0, n_out = 0;
+  VNPU_TRY(ort->Graph_GetNumInputs(graph, &n_in));
+  VNPU_TRY(ort->Graph_GetNumOutputs(graph, &n_out));
+  std::vector<const OrtValueInfo*> ins(n_in), outs(n_out);
+  if (n_in) VNPU_TRY(ort->Graph_GetInputs(graph, ins.data(), n_in));
+  if (n_out) VNPU_TRY(ort->Graph_GetOutputs(graph, outs.data(), n_out));
+  for (const OrtValueInfo* v : ins) {
+    const char* n = nullptr;
+    VNPU_TRY(ort->GetValueInfoName(v, &n));
+    out.input_names.push_back(n);
+  }
+  size_t blob_outputs = 0;
+  VNPU_TRY(ort->SessionGetOutputCount(out.session, &blob_outputs));
+  OrtAllocator* allocator = nullptr;
+  VNPU_TRY(ort->GetAllocatorWithDefaultOptions(&allocator));
+  for (const OrtValueInfo* v : outs) {
+    const char* n = nullptr;
+    VNPU_TRY(ort->GetValueInfoName(v, &n));
+    out.output_names.push_back(n);
+    ONNXTensorElementDataType type;
+    std::vector<int64_t> shape;
+    std::string why;
+    if (!IsStaticTensor(v, type, shape, why)) {
+      bool found = false;
+      for (size_t i = 0; i < blob_outputs && !found; i++) {
+        char* blob_name = nullptr;
+        VNPU_TRY(ort->SessionGetOutputName(out.session, i, allocator, &blob_name));
+        bool same = std::strcmp(blob_name, n) == 0;
+        VNPU_TRY(ort->AllocatorFree(allocator, blob_name));
+        if (!same) continue;
+        OrtTypeInfo* info = nullptr;
+        VNPU_TRY(ort->SessionGetOutputTypeInfo(out.session, i, &info));
+        const OrtTensorTypeAndShapeInfo* tensor = nullptr;
+        size_t rank = 0;
+        s = ort->CastTypeInfoToTensorInfo(info, &tensor);
+        if (!s && tensor) s = ort->GetDimensionsCount(tensor, &rank);
+        if (!s && tensor) {
+          shape.assign(rank, 0);
+          if (rank) s = ort->GetDimensions(tensor, shape.data(), rank);
+        }
+        ort->ReleaseTypeInfo(info);
+        if (s) return s;
+        found = tensor != nullptr;
+        for (int64_t d : shape)
+          if (d < 0) found = false;
+      }
+      if (!found) return Fail(who + ": output " + n + " has no static shape in the model or the blob");
+    }
+    out.output_shapes.push_back(shape);
+  }
+
+  // notes: "work=<operations>;nodes=<count>" (missing keys leave the throughput model at 0)
+  std::stringstream fields(notes);
+  std::string field;
+  while (std::getline(fields, field, ';')) {
+    size_t eq = field.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key = Trim(field.substr(0, eq)), value = Trim(field.substr(eq + 1));
+    char* end = nullptr;
+    double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || !end || *end != '\0' || !(v >= 0)) continue;
+    if (key == "work") out.work = v;
+    if (key == "nodes") out.node_count = static_cast<size_t>(v);
+  }
   out.config = ep->config;
   return nullptr;
 }
@@ -666,13 +995,67 @@ OrtStatus* ORT_API_CALL ComputeRun(OrtNodeComputeInfo*, void* state, OrtKernelCo
   return nullptr;
 }
 
-OrtStatus* ORT_API_CALL EpCompile(OrtEp* self, const OrtGraph** graphs, const OrtNode** /*fused_nodes*/, size_t count,
-                                  OrtNodeComputeInfo** infos, OrtNode** /*ep_context_nodes*/) noexcept {
+// Compiles (or, for an EPContext node, loads) one fused graph; writes its blob and EPContext node when asked.
+OrtStatus* CompileOrLoad(VirtualNpuEp* ep, const OrtGraph* graph, const OrtNode* fused, CompiledGraph& out,
+                         OrtNode** context_node) {
+  size_t n_nodes = 0;
+  VNPU_TRY(ort->Graph_GetNumNodes(graph, &n_nodes));
+  if (n_nodes == 1) {
+    const OrtNode* node = nullptr;
+    const char* type = nullptr;
+    const char* domain = nullptr;
+    VNPU_TRY(ort->Graph_GetNodes(graph, &node, 1));
+    VNPU_TRY(ort->Node_GetOperatorType(node, &type));
+    VNPU_TRY(ort->Node_GetDomain(node, &domain));
+    if (IsEpContextNode(type, domain)) {
+      VNPU_TRY(LoadContext(ep, graph, node, out));
+      g_context_blobs_loaded++;
+      return nullptr;
+    }
+  }
+  std::filesystem::path blob;
+  std::string blob_name;
+  if (ep->config.context_enable) {
+    const char* fused_name = nullptr;
+    VNPU_TRY(ort->Node_GetName(fused, &fused_name));
+    std::filesystem::path context;
+    VNPU_TRY(ContextModelPath(ep, graph, context));
+    blob_name = context.stem().string() + "_" + FileSafe(fused_name ? fused_name : "") + ".vnpu.onnx";
+    blob = context.parent_path() / blob_name;
+  }
+  // the modelled compiler: compiling from ONNX takes at least compile_ms, like an NPU's graph compiler
+  auto start = std::chrono::steady_clock::now();
+  VNPU_TRY(CompileOne(ep, graph, out, blob));
+  if (ep->config.compile_ms > 0) {
+    const double ns = ep->config.compile_ms * 1e6;
+    std::this_thread::sleep_until(start + std::chrono::nanoseconds(static_cast<int64_t>(ns)));
+    g_modelled_compile_ns += static_cast<uint64_t>(ns);
+  }
+  g_graphs_compiled++;
+  if (!blob.empty()) {
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(blob, error))
+      return Fail(std::string(kEpName) + ": ONNX Runtime did not write the compiled blob " + blob.string());
+    g_context_blobs_written++;
+    VNPU_TRY(MakeContextNode(fused, blob_name, out, context_node));
+  }
+  return nullptr;
+}
+
+OrtStatus* ORT_API_CALL EpCompile(OrtEp* self, const OrtGraph** graphs, const OrtNode** fused_nodes, size_t count,
+                                  OrtNodeComputeInfo** infos, OrtNode** ep_context_nodes) noexcept {
   auto* ep = static_cast<VirtualNpuEp*>(self);
   for (size_t i = 0; i < count; i++) infos[i] = nullptr;
   for (size_t i = 0; i < count; i++) {
     auto compiled = std::make_unique<CompiledGraph>();
-    OrtStatus* s = CompileOne(ep, graphs[i], *compiled);
+    // ONNX Runtime takes the EPContext nodes (and releases them) whether or not Compile succeeds
+    OrtNode** context_node = ep->config.context_enable && ep_context_nodes ? &ep_context_nodes[i] : nullptr;
+    OrtStatus* s = nullptr;
+    try {
+      s = CompileOrLoad(ep, graphs[i], fused_nodes[i], *compiled, context_node);
+    } catch (const std::exception& e) {  // std::filesystem and allocation: never let one cross the C boundary
+      s = Fail(std::string(kEpName) + ": " + e.what());
+    }
     if (s) {
       for (size_t j = 0; j < i; j++) delete static_cast<ComputeInfo*>(infos[j]);
       for (size_t j = 0; j < i; j++) infos[j] = nullptr;
@@ -685,7 +1068,6 @@ OrtStatus* ORT_API_CALL EpCompile(OrtEp* self, const OrtGraph** graphs, const Or
     info->ReleaseState = ComputeReleaseState;
     info->graph = std::move(compiled);
     infos[i] = info;
-    g_graphs_compiled++;
   }
   return nullptr;
 }
@@ -739,7 +1121,7 @@ OrtStatus* ORT_API_CALL FactoryGetSupportedDevices(OrtEpFactory* self, const Ort
   AddPair(metadata, "element_types", "int8,uint8,int32,float16,float32");
   AddPair(metadata, "runs_on", "cpu");
   AddPair(metadata, "default_ops", kDefaultOps);
-  AddPair(metadata, "options", "ops, launch_us, gops, threads");
+  AddPair(metadata, "options", "ops, launch_us, gops, threads, compile_ms");
   OrtEpDevice* device = nullptr;
   OrtStatus* s = ep_api->CreateEpDevice(factory, factory->npu, metadata, options, &device);
   ort->ReleaseKeyValuePairs(metadata);
@@ -825,11 +1207,13 @@ VNPU_EXPORT OrtStatus* ReleaseEpFactory(OrtEpFactory* base) {
 }
 
 // Counters since the library was loaded (fills up to `count`, returns how many there are): nodes claimed, nodes
-// refused, fused graphs compiled, fused graph runs, nodes run, busy ns, modelled ns.
+// refused, fused graphs compiled from ONNX, fused graph runs, nodes run, busy ns, modelled ns, EPContext blobs
+// written, EPContext blobs loaded, modelled compile ns. New counters go at the end, so older readers keep working.
 VNPU_EXPORT size_t TandemVirtualNpu_Stats(uint64_t* out, size_t count) {
-  const uint64_t values[] = {g_nodes_claimed.load(), g_nodes_refused.load(), g_graphs_compiled.load(),
-                             g_graph_runs.load(),    g_nodes_run.load(),     g_busy_ns.load(),
-                             g_modelled_ns.load()};
+  const uint64_t values[] = {g_nodes_claimed.load(),         g_nodes_refused.load(),        g_graphs_compiled.load(),
+                             g_graph_runs.load(),            g_nodes_run.load(),            g_busy_ns.load(),
+                             g_modelled_ns.load(),           g_context_blobs_written.load(), g_context_blobs_loaded.load(),
+                             g_modelled_compile_ns.load()};
   const size_t total = sizeof(values) / sizeof(values[0]);
   for (size_t i = 0; i < count && i < total; i++) out[i] = values[i];
   return total;

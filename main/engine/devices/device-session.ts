@@ -1,10 +1,12 @@
 /**
  * @file One way for the runtime to open a session on any device: EPs in the catalog go through
  * onnxruntime-node (ort.ts), every other EP name is an EP device a registered provider library brought (an
- * NPU), opened through the C-API gate with the same options and returned behind the same `OrtSession`.
+ * NPU), opened through the C-API gate with the same options and returned behind the same `OrtSession` — a cached
+ * graph file through the provider's compiled-model cache (ep-context-cache.ts).
  */
 import { isKnownEp } from './catalog'
 import { ALLOW_SPINNING_KEY, createSession, type OrtSession, type SessionConfig } from './ort'
+import { openThroughEpContext } from './ep-context-cache'
 import { createEpDeviceSession } from './ort-c/as-ort-session'
 import { OrtCRuntime } from './ort-c/runtime'
 import { VIRTUAL_NPU_EP, virtualNpuStats } from './virtual-npu'
@@ -35,14 +37,17 @@ function providerRefusal(runtime: OrtCRuntime, ep: string): string | null {
 }
 
 function openOnEpDevice(runtime: OrtCRuntime, model: string | Uint8Array, config: SessionConfig): OrtSession {
-  return createEpDeviceSession(runtime, model, {
-    device: { epName: config.ep },
-    cpuFallback: config.cpuFallback,
-    intraOpThreads: config.intraOpThreads,
-    optimizationLevel: config.optimizationLevel,
-    configEntries: {
-      ...config.configEntries,
-      ...(config.allowSpinning === false ? { [ALLOW_SPINNING_KEY]: '0' } : {})
-    }
-  })
+  const configEntries = { ...config.configEntries, ...(config.allowSpinning === false ? { [ALLOW_SPINNING_KEY]: '0' } : {}) }
+  const open = (m: string | Uint8Array, extra: Readonly<Record<string, string>>): OrtSession =>
+    createEpDeviceSession(runtime, m, {
+      device: { epName: config.ep },
+      cpuFallback: config.cpuFallback,
+      intraOpThreads: config.intraOpThreads,
+      optimizationLevel: config.optimizationLevel,
+      providerOptions: config.providerOptions,
+      configEntries: { ...configEntries, ...extra }
+    })
+  const device = runtime.epDevices().find((d) => d.epName === config.ep)
+  if (typeof model !== 'string' || device === undefined) return open(model, {})
+  return openThroughEpContext(model, { device, configEntries, providerOptions: config.providerOptions ?? {} }, open).session
 }

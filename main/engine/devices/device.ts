@@ -93,4 +93,6 @@ export interface DeviceInfo {
   readonly probeMs: number | null
   /** per-graph probe outcomes (empty when not probed) */
   readonly checks: readonly ProbeCheck[]
+  /** options every session on this device passes its provider (a provider library's, as the user gave them) */
+  readonly providerOptions?: Readonly<Record<string, string>>
 }

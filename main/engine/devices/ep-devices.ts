@@ -18,6 +18,8 @@ export interface EpDeviceOptions {
   readonly providerLibraries?: readonly ProviderLibrary[]
   /** build (when needed) and register the virtual NPU test provider */
   readonly virtualNpu?: boolean
+  /** provider options for sessions on the virtual NPU (its throughput model: launch_us, gops, compile_ms; ops; threads) */
+  readonly virtualNpuOptions?: Readonly<Record<string, string>>
   /** probe each EP device (default true) */
   readonly probe?: boolean
   /** per-device probe timeout in ms */
@@ -46,6 +48,10 @@ function idOf(d: EpDeviceInfo, index: number): string {
   return `${kindOf(d)}-${d.epName.replace(/ExecutionProvider$/, '').toLowerCase().replace(/[^a-z0-9]+/g, '')}-${index}`
 }
 
+function optionsOf(lib: ProviderLibraryStatus | undefined): { providerOptions?: Readonly<Record<string, string>> } {
+  return lib?.options === undefined || Object.keys(lib.options).length === 0 ? {} : { providerOptions: { ...lib.options } }
+}
+
 /** Registers the requested libraries and lists (and probes) the EP devices they bring. */
 export async function discoverEpDevices(options: EpDeviceOptions): Promise<{ devices: DeviceInfo[]; libraries: ProviderLibraryStatus[] }> {
   const runtime = OrtCRuntime.open()
@@ -53,7 +59,7 @@ export async function discoverEpDevices(options: EpDeviceOptions): Promise<{ dev
   if (options.virtualNpu) {
     try {
       const reg = await registerVirtualNpu(runtime, { onBuild: options.log })
-      libraries.push({ name: reg.name, path: reg.path, ok: true, reason: null, eps: reg.eps })
+      libraries.push({ name: reg.name, path: reg.path, options: options.virtualNpuOptions, ok: true, reason: null, eps: reg.eps })
     } catch (e) {
       libraries.push({ name: VIRTUAL_NPU_REGISTRATION, path: '', ok: false, reason: e instanceof Error ? e.message : String(e), eps: [] })
     }
@@ -101,7 +107,8 @@ export async function discoverEpDevices(options: EpDeviceOptions): Promise<{ dev
       },
       sharesComputeWith: virtual && d.epMetadata.runs_on === 'cpu' ? ['cpu'] : [],
       detection: `ONNX Runtime EP device via the C API: ${d.epName} by ${d.epVendor}, hardware ${d.hardwareType} by ${d.hardwareVendor}${d.library ? `, provider library "${d.library}"` : ''}`,
-      checks: probe?.checks ?? []
+      checks: probe?.checks ?? [],
+      ...optionsOf(libraries.find((l) => l.ok && l.name === d.library))
     }
   })
   return { devices, libraries }
@@ -111,6 +118,7 @@ export async function discoverEpDevices(options: EpDeviceOptions): Promise<{ dev
 export interface ProviderOptions {
   readonly providerLibraries?: readonly ProviderLibrary[]
   readonly virtualNpu?: boolean
+  readonly virtualNpuOptions?: Readonly<Record<string, string>>
 }
 
 /**

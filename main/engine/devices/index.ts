@@ -41,3 +41,4 @@ export { buildVirtualNpu, registerVirtualNpu, virtualNpuSourceDir, virtualNpuSta
 export { discoverAllDevices, discoverEpDevices, type EpDeviceOptions, type ProviderLibraryStatus, type ProviderOptions } from './ep-devices'
 export { createEpDeviceSession } from './ort-c/as-ort-session'
 export { createDeviceSession } from './device-session'
+export { openThroughEpContext, epContextEntry, EP_CONTEXT_DIR, type EpContextIdentity, type EpContextOutcome } from './ep-context-cache'

@@ -43,6 +43,8 @@ export interface SessionConfig {
   readonly profileFilePrefix?: string
   /** ORT session config entries ("key" -> "value", e.g. "session.disable_prepacking"), passed through as is */
   readonly configEntries?: Readonly<Record<string, string>>
+  /** options for a provider-library device's provider (DeviceInfo.providerOptions); refused for catalog EPs */
+  readonly providerOptions?: Readonly<Record<string, string>>
 }
 
 /** A tensor handed to or returned by a session (ORT's own type, re-exported so callers need not import ORT). */
@@ -54,6 +56,12 @@ export interface OrtSession {
   readonly outputNames: readonly string[]
   /** Runs synchronously on the calling thread inside ORT (the promise resolves after the work is done). */
   run(feeds: Readonly<Record<string, OrtTensor>>, fetches?: readonly string[]): Promise<Record<string, OrtTensor>>
+  /**
+   * Runs with `outputs` written into the caller's tensors (shapes must match), which are the fetches. Feeds and
+   * outputs passed again as the same tensor objects are not handed over again where the gate keeps them bound
+   * (the C-API gate's I/O binding), so a KV cache passed as the same tensors stays where it is between runs.
+   */
+  runInto(feeds: Readonly<Record<string, OrtTensor>>, outputs: Readonly<Record<string, OrtTensor>>): Promise<void>
   /** Flushes the profile of a session created with `profileFilePrefix` (no-op otherwise). */
   endProfiling(): void
   release(): Promise<void>
@@ -90,6 +98,11 @@ function wrapSession(session: ort.InferenceSession, profiling: boolean): OrtSess
       if (released) throw new Error('session already released')
       return fetches ? session.run(feeds, [...fetches]) : session.run(feeds)
     },
+    async runInto(feeds, outputs) {
+      if (released) throw new Error('session already released')
+      // onnxruntime-node writes pre-allocated fetches in place (it also returns copies, which are dropped)
+      await session.run(feeds, outputs)
+    },
     endProfiling() {
       if (!released && profiling) session.endProfiling()
     },
@@ -103,6 +116,7 @@ function wrapSession(session: ort.InferenceSession, profiling: boolean): OrtSess
 
 function sessionOptions(config: SessionConfig): ort.InferenceSession.SessionOptions {
   if (!isKnownEp(config.ep)) throw new Error(`unknown execution provider '${config.ep}'; valid: ${Object.keys(EP_CATALOG).join(', ')}`)
+  if (Object.keys(config.providerOptions ?? {}).length > 0) throw new Error(`provider options are for provider-library devices; ${config.ep} takes none here`)
   checkThreads('intraOpThreads', config.intraOpThreads)
   checkThreads('interOpThreads', config.interOpThreads)
   const fallbackOff = config.cpuFallback === false && config.ep !== 'cpu'

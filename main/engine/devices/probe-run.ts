@@ -15,6 +15,8 @@ import { contribOpCases, matmulAddCase, PROBE_TOLERANCE, type ProbeCase, type Pr
 export interface ProviderLibrary {
   readonly name: string
   readonly path: string
+  /** provider options for sessions on its devices (e.g. OpenVINO's device_type, the virtual NPU's gops) */
+  readonly options?: Readonly<Record<string, string>>
 }
 
 /** An EP device reached through the C API: the first device of `epName` once `libraries` are registered. */

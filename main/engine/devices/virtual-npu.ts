@@ -116,7 +116,7 @@ export async function registerVirtualNpu(runtime: OrtCRuntime, options: VirtualN
 export interface VirtualNpuStats {
   readonly nodesClaimed: number
   readonly nodesRefused: number
-  /** fused subgraphs compiled (one per run of consecutive claimed nodes per session) */
+  /** fused subgraphs compiled from ONNX (one per run of consecutive claimed nodes per session; loading an EPContext blob does not count) */
   readonly graphsCompiled: number
   /** fused subgraph executions */
   readonly graphRuns: number
@@ -126,13 +126,19 @@ export interface VirtualNpuStats {
   readonly busyMs: number
   /** time the throughput model asked for, ms (0 without one) */
   readonly modelledMs: number
+  /** EPContext compiled blobs written (one per fused subgraph of a session with ep.context_enable=1) */
+  readonly contextBlobsWritten: number
+  /** EPContext compiled blobs loaded instead of compiling (one per EPContext node of an opened context model) */
+  readonly contextBlobsLoaded: number
+  /** compile time the `compile_ms` option asked for, ms (cold compiles only; 0 without the option) */
+  readonly modelledCompileMs: number
   /** the reason the device last refused a node, '' if it never did */
   readonly lastRefusal: string
 }
 
 /** Reads the counters of the virtual NPU library at `path` (loaded in this process). */
 export function virtualNpuStats(path: string): VirtualNpuStats {
-  const [claimed, refused, compiled, runs, nodes, busyNs, modelledNs] = readLibraryCounters(path, 'TandemVirtualNpu_Stats', 7).map(Number)
+  const [claimed, refused, compiled, runs, nodes, busyNs, modelledNs, blobsWritten, blobsLoaded, compileNs] = readLibraryCounters(path, 'TandemVirtualNpu_Stats', 10).map(Number)
   return {
     nodesClaimed: claimed ?? 0,
     nodesRefused: refused ?? 0,
@@ -141,6 +147,9 @@ export function virtualNpuStats(path: string): VirtualNpuStats {
     nodesRun: nodes ?? 0,
     busyMs: (busyNs ?? 0) / 1e6,
     modelledMs: (modelledNs ?? 0) / 1e6,
+    contextBlobsWritten: blobsWritten ?? 0,
+    contextBlobsLoaded: blobsLoaded ?? 0,
+    modelledCompileMs: (compileNs ?? 0) / 1e6,
     lastRefusal: readLibraryString(path, 'TandemVirtualNpu_LastRefusal')
   }
 }

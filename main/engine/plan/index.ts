@@ -8,6 +8,8 @@ export {
   phaseDevices,
   PlacementError,
   DEFAULT_PREFILL_CHUNK_TOKENS,
+  STATIC_CHUNK_TOKENS,
+  staticChunkRange,
   FINAL_GROUPS,
   MATMUL_GROUPS,
   MAX_PHASE_ENTRIES,

@@ -32,9 +32,17 @@ export const MAX_PREFILL_CHUNK_TOKENS = 8192
  * Quantized weights agree (110M Q8_0, Q4_0, Q4_K_M, 512-token prompt, 1 and 2 threads, interleaved on a loaded
  * host, CPU time per token relative to 128): 64 and 256 at 0.84–1.06×, 512 at 0.6–0.9× — MatMulNBits' int8 kernel
  * loses efficiency above M ≈ 128. Peak RSS grows with the chunk through ORT's activation arena (110M Q8_0:
- * 574 / 613 / 662 / 824 MB at 64 / 128 / 256 / 512). An NPU placement sets its own chunk.
+ * 574 / 613 / 662 / 824 MB at 64 / 128 / 256 / 512). An NPU placement sets its own chunk (below).
  */
 export const DEFAULT_PREFILL_CHUNK_TOKENS = 128
+
+/**
+ * The prefill chunk when a static-shape device (an NPU) runs part of prefill: its graphs are compiled for
+ * exactly this many tokens (the last chunk padded), so one graph serves every chunk. llm.npu's 256 by default;
+ * below 32 a chunk no longer amortizes an NPU's launch cost, above 1,024 its static activations outgrow the
+ * memory NPU compilers plan for.
+ */
+export const STATIC_CHUNK_TOKENS = Object.freeze({ default: 256, min: 32, max: 1024 })
 
 /** An op group's name, as the graph compiler calls it (`GroupKind`). */
 export type OpGroupName = GroupKind
@@ -174,6 +182,12 @@ export function phaseDevices(phase: PhasePlacement, config: ModelConfig): string
 /** The longest prefill chunk a model takes: MAX_PREFILL_CHUNK_TOKENS, capped by its context length. */
 export function maxPrefillChunkTokens(config: ModelConfig): number {
   return Math.max(1, Math.min(MAX_PREFILL_CHUNK_TOKENS, config.contextLength))
+}
+
+/** The chunk range for a placement that puts prefill work on a static-shape device, capped by the context length. */
+export function staticChunkRange(config: ModelConfig): { readonly min: number; readonly max: number; readonly defaultTokens: number } {
+  const cap = maxPrefillChunkTokens(config)
+  return { min: Math.min(STATIC_CHUNK_TOKENS.min, cap), max: Math.min(STATIC_CHUNK_TOKENS.max, cap), defaultTokens: Math.min(STATIC_CHUNK_TOKENS.default, cap) }
 }
 
 /** The prefill chunk to use when none is given: the default, capped by the context length. */

@@ -18,6 +18,7 @@ import {
   isMatmulGroup,
   MATMUL_GROUPS,
   PLACEMENT_VERSION,
+  staticChunkRange,
   type Partition,
   type PhasePlacement,
   type Placement
@@ -47,7 +48,10 @@ export const PRESET_LABELS: Readonly<Record<PresetId, string>> = Object.freeze({
 export interface PresetOptions {
   /** how the matmul weights are stored (contract checks); default float32 */
   readonly weights?: WeightInfo
-  /** default DEFAULT_PREFILL_CHUNK_TOKENS capped by the context length */
+  /**
+   * default DEFAULT_PREFILL_CHUNK_TOKENS capped by the context length, or STATIC_CHUNK_TOKENS.default when a
+   * preset that can put prefill on a ready static-shape device (an NPU) has one to use
+   */
   readonly prefillChunkTokens?: number
   /** measured times: required by Auto; lets the NPU preset's fallback pick the fastest device */
   readonly profile?: Profile
@@ -198,10 +202,18 @@ function tensorSplit(ctx: Ctx): PresetResult {
   return finish('tensor-split', prefill.phase, decode.phase, clauses, ctx)
 }
 
+/** Presets that put prefill on an NPU when there is one; an NPU's graphs take the static chunk. */
+const NPU_PREFILL_PRESETS: readonly PresetId[] = ['npu-prefill-gpu-decode', 'layer-split', 'tensor-split', 'auto']
+
+function defaultChunk(id: PresetId, config: ModelConfig, devices: readonly DeviceInfo[]): number {
+  const staticReady = devices.some((d) => d.status === 'ready' && d.contract.staticShapesOnly)
+  return staticReady && NPU_PREFILL_PRESETS.includes(id) ? staticChunkRange(config).defaultTokens : defaultPrefillChunkTokens(config)
+}
+
 /** Builds a preset for this model and these devices; Auto needs `options.profile`. Throws PlacementError. */
 export function buildPreset(id: PresetId, config: ModelConfig, devices: readonly DeviceInfo[], options: PresetOptions = {}): PresetResult {
   const weights = options.weights ?? FLOAT32_WEIGHTS
-  const chunk = options.prefillChunkTokens ?? defaultPrefillChunkTokens(config)
+  const chunk = options.prefillChunkTokens ?? defaultChunk(id, config, devices)
   const ctx: Ctx = { config, devices, weights, chunk, cpu: readyCpu(devices), label: (d) => deviceLabel(d.id, devices) }
   switch (id) {
     case 'cpu':

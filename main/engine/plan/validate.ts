@@ -10,7 +10,7 @@ import { modelOpGroups, type GroupKind } from '../graph'
 import type { ModelConfig } from '../model'
 import { deviceRefusal, FLOAT32_WEIGHTS, groupRefusal, type WeightInfo } from './contract'
 import { readInteger, type Fail } from '../../common/reader'
-import { layerMatches, maxPrefillChunkTokens, PlacementError, type LayerRef, type Partition, type PhasePlacement, type Placement } from './placement'
+import { layerMatches, maxPrefillChunkTokens, phaseDevices, PlacementError, staticChunkRange, type LayerRef, type Partition, type PhasePlacement, type Placement } from './placement'
 import { rowCuts, rowShareOf } from './rows'
 import { parsePlacementShape } from './shape'
 
@@ -35,7 +35,18 @@ export function parsePlacement(json: unknown, config: ModelConfig, devices: read
   const ctx: Ctx = { config, devices, weights }
   checkPhase('phases.prefill', placement.phases.prefill, ctx)
   checkPhase('phases.decode', placement.phases.decode, ctx)
+  checkStaticChunk(placement, ctx)
   return placement
+}
+
+/** A static-shape device in prefill has its graphs compiled for the chunk: it must be in staticChunkRange. */
+function checkStaticChunk(placement: Placement, ctx: Ctx): void {
+  const ids = phaseDevices(placement.phases.prefill, ctx.config)
+  const device = ctx.devices.find((d) => ids.includes(d.id) && d.contract.staticShapesOnly)
+  if (device === undefined) return
+  const { min, max } = staticChunkRange(ctx.config)
+  const chunk = placement.prefillChunkTokens
+  if (chunk < min || chunk > max) fail('prefillChunkTokens', `device ${JSON.stringify(device.id)} runs static-shape graphs compiled for the chunk, which must be from ${min} to ${max} tokens, got ${chunk}`)
 }
 
 /** The device with this id, which must exist on this machine and be ready. */

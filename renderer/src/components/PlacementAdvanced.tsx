@@ -4,7 +4,7 @@
  * the prefill chunk length, and the matmul splits of each phase.
  */
 import { useId, useState, type JSX } from 'react'
-import type { DeviceView, PlacementJson } from '../../../preload/api'
+import type { DeviceView, PlacementJson, PlacementView } from '../../../preload/api'
 import { deviceName } from '../lib/devices'
 import { FINAL_OP_GROUPS, groupDevice, PHASE_NAMES, removeGroupEntry, setGroupDevice, singleLayerEntries } from '../lib/placement-edit'
 import { DeviceSelect } from './DeviceSelect'
@@ -16,8 +16,8 @@ interface PlacementAdvancedProps {
   readonly devices: readonly DeviceView[]
   readonly opGroups: readonly string[]
   readonly matmulGroups: readonly string[]
-  /** the longest prefill chunk the engine takes for this model */
-  readonly maxChunkTokens: number
+  /** the prefill chunks the engine takes for this model (and an NPU's range) */
+  readonly chunk: PlacementView['prefillChunk']
   readonly disabled: boolean
   /** an edit: the caller turns it into an unsaved custom placement */
   readonly onChange: (placement: PlacementJson) => void
@@ -117,7 +117,7 @@ export function PlacementAdvanced(props: PlacementAdvancedProps): JSX.Element {
               type="number"
               inputMode="numeric"
               min={1}
-              max={props.maxChunkTokens}
+              max={props.chunk.maxTokens}
               step={1}
               value={Number.isFinite(placement.prefillChunkTokens) ? placement.prefillChunkTokens : ''}
               disabled={props.disabled}
@@ -125,7 +125,9 @@ export function PlacementAdvanced(props: PlacementAdvancedProps): JSX.Element {
               onChange={(e) => props.onChange({ ...placement, prefillChunkTokens: e.target.value === '' ? Number.NaN : Number(e.target.value) })}
             />
             <p id={`${panelId}-chunk-help`} className="field-help">
-              The prompt is processed this many tokens at a time (at most the model&apos;s context length).
+              The prompt is processed this many tokens at a time (at most the model&apos;s context length). An NPU runs graphs
+              compiled for exactly this many tokens: from {props.chunk.staticShapes.minTokens} to {props.chunk.staticShapes.maxTokens} when it
+              takes part in prefill ({props.chunk.staticShapes.defaultTokens} by default).
             </p>
           </div>
           {PHASE_NAMES.map((phase) => (

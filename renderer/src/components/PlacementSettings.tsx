@@ -150,7 +150,7 @@ export function PlacementSettings({ state }: { state: DevicesState }): JSX.Eleme
         devices={devices}
         opGroups={view.opGroups}
         matmulGroups={view.matmulGroups}
-        maxChunkTokens={view.prefillChunk.maxTokens}
+        chunk={view.prefillChunk}
         disabled={busy}
         onChange={edit}
       />

@@ -102,7 +102,7 @@ export class DeviceExecutor {
         if (this.sessions.has(m.key)) return null
         try {
           // devices here share cores: a session's idle threads must sleep, not spin, between its tasks
-          const session = await createDeviceSession(m.model, { ep: this.init.ep, cpuFallback: false, intraOpThreads: this.init.threads, allowSpinning: false })
+          const session = await createDeviceSession(m.model, { ep: this.init.ep, cpuFallback: false, intraOpThreads: this.init.threads, allowSpinning: false, providerOptions: this.init.providerOptions })
           this.sessions.set(m.key, { session, staticRows: m.staticRows })
         } catch (err) {
           throw new Error(`device ${this.init.deviceId} (${this.init.ep}) cannot open the graph for ${m.label}: ${err instanceof Error ? err.message : String(err)}`)

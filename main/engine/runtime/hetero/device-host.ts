@@ -20,6 +20,7 @@ export interface DeviceHostOptions {
   readonly deviceId: string
   readonly ep: string
   readonly threads?: number
+  readonly providerOptions?: Readonly<Record<string, string>>
   readonly arena: ArenaInit
   readonly usage: SharedArrayBuffer
   readonly usageSlot: number

@@ -47,12 +47,17 @@ export interface KvGeometry {
 }
 
 /** The device worker's workerData. */
+/** Most provider options one device's sessions take (vendor providers have a dozen or so). */
+const MAX_PROVIDER_OPTIONS = 64
+
 export interface DeviceWorkerInit {
   readonly deviceId: string
   /** execution provider name ('cpu', 'webgpu', ...) */
   readonly ep: string
   /** intra-op threads for CPU-EP sessions (undefined: the physical cores, devices/cpu-cores.ts) */
   readonly threads?: number
+  /** a provider-library device's provider options (DeviceInfo.providerOptions) */
+  readonly providerOptions?: Readonly<Record<string, string>>
   readonly control: SharedArrayBuffer
   /** setup payloads in, error details out; read synchronously, never with a 'message' listener */
   readonly port: MessagePort
@@ -148,6 +153,7 @@ export function parseDeviceWorkerInit(v: unknown): DeviceWorkerInit {
     deviceId: r.string('deviceId', MAX_DEVICE_ID_LENGTH),
     ep: r.string('ep', MAX_DEVICE_ID_LENGTH),
     threads: r.optionalInt('threads', 0, 1024),
+    ...(r.raw('providerOptions') === undefined ? {} : { providerOptions: r.stringMap('providerOptions', MAX_PROVIDER_OPTIONS, MAX_PATH_LENGTH) }),
     control,
     port,
     arena: r.raw('arena'),

@@ -116,7 +116,7 @@ export class DeviceWorkersEngine implements ForwardEngine {
       infos.forEach((d, usageSlot) => {
         // a GPU/NPU EP computes on its device; its session needs no CPU thread pool of its own
         const threads = d.ep !== 'cpu' ? 1 : cpuEps > 1 ? 1 : options.threads
-        hosts.set(d.id, DeviceHost.start({ deviceId: d.id, ep: d.ep, threads, arena: arena.init, usage: board.buffer, usageSlot, kv: { nKvHeads: c.nKvHeads, headDim: c.headDim, maxLen: contextLength } }))
+        hosts.set(d.id, DeviceHost.start({ deviceId: d.id, ep: d.ep, threads, providerOptions: d.providerOptions, arena: arena.init, usage: board.buffer, usageSlot, kv: { nKvHeads: c.nKvHeads, headDim: c.headDim, maxLen: contextLength } }))
       })
       const host = (id: string): DeviceHost => {
         const h = hosts.get(id)

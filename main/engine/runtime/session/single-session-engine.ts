@@ -1,10 +1,12 @@
 /**
  * @file One compiled model on one session with its runtime-owned KV cache: embeddings in JS, the graph
  * for everything else, the cache buffers passed in as inputs (free) and only the new K/V rows and the
- * last logits coming back (outputs cost per byte), the rows written into the cache after each run. Runs
- * on whatever thread owns it (the model worker in production, the test thread in graph tests).
+ * last logits coming back (outputs cost per byte) into buffers the engine owns, the rows written into the
+ * cache after each run. Feeds and outputs are the same tensor objects from run to run until a chunk's length
+ * or the cache's capacity changes, so a gate that keeps them bound (the C API's I/O binding) hands nothing
+ * over per token. Runs on whatever thread owns it (the model worker in production, the test thread in graph tests).
  */
-import { float32Tensor, int64Tensor, tensorFloat32Data, type OrtSession, type OrtTensor } from '../../devices'
+import { float32Tensor, int64Tensor, type OrtSession, type OrtTensor } from '../../devices'
 import { KV_OUTPUT, VALUE, type CompilableModel } from '../../graph'
 import { checkForward, chunkLengths, stopIfCancelled, type ForwardEngine } from '../forward'
 import { KvCache } from './kv-cache'
@@ -35,6 +37,8 @@ export class SingleSessionEngine implements ForwardEngine {
   private readonly feeds: Record<string, OrtTensor> = {}
   private feedCount = -1
   private feedKeys: Float32Array | null = null
+  // the run's outputs for the current run length: the new K/V rows and the logits, written in place
+  private outputs: { count: number; kv: Float32Array; logits: Float32Array; tensors: Record<string, OrtTensor> } | null = null
   private disposed = false
   private readonly usage: SingleSessionOptions['usage']
 
@@ -94,11 +98,22 @@ export class SingleSessionEngine implements ForwardEngine {
     await this.session.release()
   }
 
-  /** session.run, its time recorded on the usage board (counted live while it runs). */
-  private async timedRun(feeds: Readonly<Record<string, OrtTensor>>): Promise<Record<string, OrtTensor>> {
+  /** session.runInto, its time recorded on the usage board (counted live while it runs). */
+  private async timedRun(feeds: Readonly<Record<string, OrtTensor>>, outputs: Readonly<Record<string, OrtTensor>>): Promise<void> {
     const usage = this.usage
-    if (!usage) return this.session.run(feeds)
-    return usage.board.timed(usage.slot, () => this.session.run(feeds))
+    if (!usage) return this.session.runInto(feeds, outputs)
+    return usage.board.timed(usage.slot, () => this.session.runInto(feeds, outputs))
+  }
+
+  /** The output buffers for a run of `count` tokens (made again only when the length changes). */
+  private outputsFor(count: number): NonNullable<SingleSessionEngine['outputs']> {
+    if (this.outputs?.count === count) return this.outputs
+    const { nLayers, nKvHeads, headDim, vocabSize } = this.config
+    // [2·nLayers, count, nKv·hd]: layer l's keys at 2l, values at 2l + 1
+    const kv = new Float32Array(2 * nLayers * count * nKvHeads * headDim)
+    const logits = new Float32Array(vocabSize)
+    this.outputs = { count, kv, logits, tensors: { [KV_OUTPUT]: float32Tensor(kv, [2 * nLayers, count, nKvHeads * headDim]), [VALUE.logits]: float32Tensor(logits, [1, vocabSize]) } }
+    return this.outputs
   }
 
   private async runChunk(tokens: readonly number[], start: number, count: number): Promise<Float32Array> {
@@ -125,22 +140,15 @@ export class SingleSessionEngine implements ForwardEngine {
       }
       this.feedKeys = this.cache.past(0).keys
     }
-    const out = await this.timedRun(feeds)
-    const kvTensor = out[KV_OUTPUT]
-    if (!kvTensor) throw new Error('graph did not return the new K/V rows')
-    const kv = tensorFloat32Data(kvTensor, KV_OUTPUT)
-    // [2·nLayers, count, nKv·hd]: layer l's keys at 2l, values at 2l + 1
+    const out = this.outputsFor(count)
+    await this.timedRun(feeds, out.tensors)
+    const kv = out.kv
     const block = count * nKvHeads * headDim
-    if (kv.length !== 2 * nLayers * block) throw new Error(`graph returned ${kv.length} K/V values, expected ${2 * nLayers * block}`)
     for (let l = 0; l < nLayers; l++) {
       this.cache.write(l, kv.subarray(2 * l * block, (2 * l + 1) * block), kv.subarray((2 * l + 1) * block, (2 * l + 2) * block), count)
     }
     this.cache.commit(count)
-    const logitsTensor = out[VALUE.logits]
-    if (!logitsTensor) throw new Error('graph did not return logits')
-    const logits = tensorFloat32Data(logitsTensor, VALUE.logits)
-    if (logits.length !== this.config.vocabSize) throw new Error(`graph returned ${logits.length} logits, expected ${this.config.vocabSize}`)
-    // own the buffer exactly, so the worker can transfer it
-    return logits.byteOffset === 0 && logits.buffer.byteLength === logits.byteLength && logits.buffer instanceof ArrayBuffer ? logits : logits.slice()
+    // a copy the caller owns (the worker transfers it); the engine's buffer is written again next run
+    return out.logits.slice()
   }
 }

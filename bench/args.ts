@@ -21,6 +21,10 @@ export interface BenchArgs {
   readonly longContext: boolean
   /** --only long-context: that check alone */
   readonly onlyLongContext: boolean
+  /** run the NPU-path section (the gates, the virtual NPU; default off, --virtual-npu) */
+  readonly virtualNpu: boolean
+  /** --only virtual-npu: that section alone */
+  readonly onlyVirtualNpu: boolean
 }
 
 /** Most repetitions accepted (each is a full prefill or 128-token decode per peer). */
@@ -28,6 +32,7 @@ const MAX_REPS = 50
 
 export const USAGE = `usage: npm run bench -- [--quick] [--models LIST] [--reps N] [--out DIR]
                        [--placement-reps N] [--no-placements | --only placements] [--no-long-context | --only long-context]
+                       [--virtual-npu | --only virtual-npu]
   --quick     stories260K + the 110M Q4_0 model, 1 repetition, no long-context check (smoke run)
   --models    comma-separated models or groups (default: ${DEFAULT_BENCH_MODELS.join(',')})
               models: ${BENCH_MODEL_IDS.join(', ')}
@@ -38,7 +43,11 @@ export const USAGE = `usage: npm run bench -- [--quick] [--models LIST] [--reps 
   --no-placements    skip the Placements section (presets + Auto on stories260K, hand-off latency; a few minutes)
   --only placements  run only the Placements section (written as <date>-placements.{json,md})
   --no-long-context  skip the long-context check (an 8,192-token prompt on the Llama-3.2-1B Q4_K_M shape, both peers)
-  --only long-context run only that check (written as <date>-long-context.{json,md})`
+  --only long-context run only that check (written as <date>-long-context.{json,md})
+  --virtual-npu      add the NPU-path section: decode/prefill through our C-API binding vs onnxruntime-node, and the
+                     virtual NPU (simulated: it runs on the CPU) — EP-context cache cold/warm, chunk-sharing memory,
+                     prefill on the NPU placement (builds the test provider with the system C++ compiler)
+  --only virtual-npu run only that section (written as <date>-virtual-npu.{json,md})`
 
 function isModelId(s: string): s is BenchModelId {
   return BENCH_MODEL_IDS.some((id) => id === s)
@@ -55,6 +64,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   let onlyPlacements = false
   let longContext: boolean | null = null
   let onlyLongContext = false
+  let virtualNpu = false
+  let onlyVirtualNpu = false
   const value = (i: number, flag: string): string => {
     const v = argv[i + 1]
     if (v === undefined || v.startsWith('--')) throw new Error(`${flag} needs a value\n${USAGE}`)
@@ -80,17 +91,20 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     } else if (a === '--out') outDir = value(i++, a)
     else if (a === '--no-placements') placements = false
     else if (a === '--no-long-context') longContext = false
+    else if (a === '--virtual-npu') virtualNpu = true
     else if (a === '--only') {
       const what = value(i++, a)
       if (what === 'placements') onlyPlacements = true
       else if (what === 'long-context') onlyLongContext = true
-      else throw new Error(`--only takes "placements" or "long-context", got ${what}\n${USAGE}`)
+      else if (what === 'virtual-npu') onlyVirtualNpu = true
+      else throw new Error(`--only takes "placements", "long-context" or "virtual-npu", got ${what}\n${USAGE}`)
     } else if (a === '--help' || a === '-h') throw new Error(USAGE)
     else throw new Error(`unknown argument ${a}\n${USAGE}`)
   }
   if (onlyPlacements && !placements) throw new Error(`--only placements and --no-placements exclude each other\n${USAGE}`)
   if (onlyLongContext && longContext === false) throw new Error(`--only long-context and --no-long-context exclude each other\n${USAGE}`)
-  const only = onlyPlacements || onlyLongContext
+  const only = onlyPlacements || onlyLongContext || onlyVirtualNpu
+  if ([onlyPlacements, onlyLongContext, onlyVirtualNpu].filter(Boolean).length > 1) throw new Error(`--only takes one section\n${USAGE}`)
   if (only && models !== null) throw new Error(`--only runs no model table; drop --models\n${USAGE}`)
   return {
     models: only ? [] : (models ?? (quick ? ['stories260k', 'q4_0'] : DEFAULT_BENCH_MODELS)),
@@ -102,6 +116,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     placements,
     onlyPlacements,
     longContext: onlyLongContext || (longContext ?? !quick),
-    onlyLongContext
+    onlyLongContext,
+    virtualNpu: virtualNpu || onlyVirtualNpu,
+    onlyVirtualNpu
   }
 }

@@ -16,6 +16,7 @@ import { longContextCheck, renderLongContext, type LongContextRecord } from './l
 import { ensureBenchModel, isLargeBenchModel, type BenchModelFile } from './models'
 import { ensurePeers, peerPackageVersion } from './peers-install'
 import type { LimitSamples } from './protocol'
+import { benchmarkNpuPath, renderNpuPath, type NpuRecord } from './npu'
 import { benchmarkPlacements, type PlacementsRecord } from './placements'
 import { renderPlacementsMarkdown, summarizePlacements } from './placements-report'
 import { combineLimits, modelRows, renderMarkdown } from './report'
@@ -66,6 +67,7 @@ async function main(): Promise<void> {
   const args = parseBenchArgs(process.argv.slice(2))
   if (args.onlyPlacements) return placementsOnly(args)
   if (args.onlyLongContext) return longContextOnly(args)
+  if (args.onlyVirtualNpu) return virtualNpuOnly(args)
   const started = new Date()
   const loadAtStart = loadLine()
   log(`models ${args.models.join(', ')}; ${args.reps} rep(s), ${args.probeRounds} probe round(s); placements ${args.placements ? 'on' : 'off'}; load average ${loadAtStart}`)
@@ -82,6 +84,7 @@ async function main(): Promise<void> {
   let limitsEnd: Awaited<ReturnType<typeof measureLimits>>
   let placements: PlacementsRecord | null = null
   let longContext: LongContextRecord | null = null
+  let npuPath: NpuRecord | null = null
   const skipped: string[] = []
   try {
     limitsStart = await measureLimits(args.quick, 'start')
@@ -111,6 +114,7 @@ async function main(): Promise<void> {
     if (args.longContext) longContext = await runLongContext(graphCacheDir)
     // after the end limits, so the model table's machine figures are the same as without this section
     if (args.placements) placements = await runPlacements(args, graphCacheDir)
+    if (args.virtualNpu) npuPath = await benchmarkNpuPath({ modelsDir: MODELS_DIR, reps: args.reps, log })
   } finally {
     await rm(graphCacheDir, { recursive: true, force: true })
   }
@@ -170,7 +174,8 @@ async function main(): Promise<void> {
       notes,
       extraSections: longContext === null ? [] : [renderLongContext(longContext)]
     }) +
-    (placements === null || placementsSummary === null ? '' : `\n${renderPlacementsMarkdown(placements, placementsSummary)}`)
+    (placements === null || placementsSummary === null ? '' : `\n${renderPlacementsMarkdown(placements, placementsSummary)}`) +
+    (npuPath === null ? '' : `\n${renderNpuPath(npuPath)}\n`)
   const json = {
     schema: 1,
     startedAt: started.toISOString(),
@@ -195,7 +200,8 @@ async function main(): Promise<void> {
     rows,
     notes,
     longContext,
-    placements: placements === null ? null : { record: placements, summary: placementsSummary }
+    placements: placements === null ? null : { record: placements, summary: placementsSummary },
+    npuPath
   }
   await writeResults(resolve(args.outDir ?? join(BENCH_DIR, 'results')), base, json, markdown)
   log(`done in ${minutes.toFixed(1)} min`)
@@ -237,6 +243,24 @@ async function longContextOnly(args: BenchArgs): Promise<void> {
   const base = `${started.toISOString().slice(0, 10)}-long-context`
   const markdown = `# Tandem long context (${base})\n\n${machineLine}\n\n${renderLongContext(record)}\n`
   await writeResults(resolve(args.outDir ?? join(BENCH_DIR, 'results')), base, { schema: 1, startedAt: started.toISOString(), args, longContext: record }, markdown)
+}
+
+/** `--only virtual-npu`: the NPU-path section alone, written as <date>-virtual-npu.{json,md}. */
+async function virtualNpuOnly(args: BenchArgs): Promise<void> {
+  const started = new Date()
+  const loadAtStart = loadLine()
+  log(`NPU path only; load average ${loadAtStart}`)
+  await mkdir(MODELS_DIR, { recursive: true })
+  const record = await benchmarkNpuPath({ modelsDir: MODELS_DIR, reps: args.reps, log })
+  const cpu = cpus()
+  const machine = { cpuModel: cpu[0]?.model ?? 'unknown', cores: cpu.length, totalMemBytes: totalmem(), kernel: release(), loadAverageStart: loadAtStart, loadAverageEnd: loadLine() }
+  const base = `${started.toISOString().slice(0, 10)}-virtual-npu`
+  const machineLine =
+    `${machine.cpuModel}, ${machine.cores} cores, ${Math.round(machine.totalMemBytes / 2 ** 30)} GiB; Node ${process.version}. ` +
+    `Run ${started.toISOString().slice(0, 16)}Z; load average ${machine.loadAverageStart} at start, ${machine.loadAverageEnd} at end.`
+  const markdown = `# Tandem NPU path (${base})\n\n${machineLine}\n\n${renderNpuPath(record)}\n`
+  const json = { schema: 1, startedAt: started.toISOString(), finishedAt: new Date().toISOString(), args, machine, npuPath: record }
+  await writeResults(resolve(args.outDir ?? join(BENCH_DIR, 'results')), base, json, markdown)
 }
 
 /** Writes <base>.json and <base>.md into `outDir` and prints the markdown. */

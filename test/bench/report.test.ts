@@ -81,4 +81,11 @@ describe('bench args', () => {
     expect(parseBenchArgs(['--quick']).longContext).toBe(false)
     expect(parseBenchArgs(['--only', 'long-context'])).toMatchObject({ onlyLongContext: true, models: [] })
   })
+
+  it('runs the NPU-path section only when asked', () => {
+    expect(parseBenchArgs([]).virtualNpu).toBe(false)
+    expect(parseBenchArgs(['--virtual-npu'])).toMatchObject({ virtualNpu: true, onlyVirtualNpu: false })
+    expect(parseBenchArgs(['--only', 'virtual-npu'])).toMatchObject({ virtualNpu: true, onlyVirtualNpu: true, models: [] })
+    expect(() => parseBenchArgs(['--only', 'gpu'])).toThrow(/--only takes/)
+  })
 })

@@ -8,6 +8,8 @@ import { MAX_PROBE_CHECKS, MAX_PROBE_STRING_CHARS, readProbeCheck } from './prob
 
 /** Most devices accepted in a list. */
 export const MAX_LISTED_DEVICES = 64
+/** Most provider options one device's sessions take (vendor providers have a dozen or so). */
+export const MAX_PROVIDER_OPTIONS = 64
 /** Longest device id accepted. */
 export const MAX_DEVICE_ID_LENGTH = 64
 
@@ -31,7 +33,8 @@ function readDevice(fail: Fail, path: string, v: unknown): DeviceInfo {
     reason: d.textOrNull('reason', MAX_PROBE_STRING_CHARS),
     detection: d.text('detection', MAX_PROBE_STRING_CHARS),
     probeMs: d.numberOrNull('probeMs', 0, Infinity),
-    checks: d.list('checks', MAX_PROBE_CHECKS).map((check, i) => readProbeCheck(fail, `${d.at('checks')}[${i}]`, check))
+    checks: d.list('checks', MAX_PROBE_CHECKS).map((check, i) => readProbeCheck(fail, `${d.at('checks')}[${i}]`, check)),
+    ...(d.raw('providerOptions') === undefined ? {} : { providerOptions: d.stringMap('providerOptions', MAX_PROVIDER_OPTIONS, MAX_PROBE_STRING_CHARS) })
   }
 }
 

@@ -26,6 +26,27 @@ export async function createDeviceSession(model: string | Uint8Array, config: Se
 }
 
 /**
+ * The CPU's single session (the default engine): through the C API with I/O binding, whose decode took
+ * 0.82–0.94× the time of onnxruntime-node's on the same graphs (bench/gates.ts: the bench's 110M F32, Q8_0,
+ * Q4_0 and Q4_K_M, 2 threads, 9 reps in rotating order, 2026-12-02), because a decode step hands nothing over:
+ * the KV cache and the outputs stay bound. A profiled session stays on onnxruntime-node (the binding has no
+ * profiler).
+ */
+export async function createCpuSession(model: string | Uint8Array, config: Omit<SessionConfig, 'ep'>): Promise<OrtSession> {
+  if (config.profileFilePrefix !== undefined) return createSession(model, { ...config, ep: 'cpu' })
+  if (config.interOpThreads !== undefined && config.interOpThreads !== 1) throw new RangeError('the CPU session runs its ops in sequence (interOpThreads 1)')
+  return createEpDeviceSession(OrtCRuntime.open(), model, {
+    device: { epName: CPU_EP_DEVICE },
+    intraOpThreads: config.intraOpThreads,
+    optimizationLevel: config.optimizationLevel,
+    configEntries: { ...config.configEntries, ...(config.allowSpinning === false ? { [ALLOW_SPINNING_KEY]: '0' } : {}) }
+  })
+}
+
+/** ONNX Runtime's CPU provider as an EP device. */
+const CPU_EP_DEVICE = 'CPUExecutionProvider'
+
+/**
  * What the provider said about the node it refused, when it says: ONNX Runtime's own error only reports that
  * some node fell to the CPU. Our virtual NPU keeps its last refusal; vendor providers log theirs.
  */

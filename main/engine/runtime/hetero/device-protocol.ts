@@ -9,7 +9,7 @@
 import type { MessagePort } from 'node:worker_threads'
 import { ProtocolError } from '../errors'
 import { FieldReader, failWith, isRecord } from '../../../common/reader'
-import { MAX_DEVICE_ID_LENGTH } from '../../devices'
+import { MAX_DEVICE_ID_LENGTH, MAX_PROVIDER_OPTIONS } from '../../devices'
 import { isControlBuffer } from './handoff'
 import { readTimingRequest, type TimingRequest } from './session-timing'
 import { MAX_PATH_LENGTH, MAX_POSITION } from '../wire-limits'
@@ -47,9 +47,6 @@ export interface KvGeometry {
 }
 
 /** The device worker's workerData. */
-/** Most provider options one device's sessions take (vendor providers have a dozen or so). */
-const MAX_PROVIDER_OPTIONS = 64
-
 export interface DeviceWorkerInit {
   readonly deviceId: string
   /** execution provider name ('cpu', 'webgpu', ...) */

@@ -4,7 +4,7 @@
  * (large weights streamed to the graph's external-data file), write atomically over it, and open that.
  */
 import { setTimeout as sleep } from 'node:timers/promises'
-import { createSession, type OrtSession } from '../../devices'
+import { createCpuSession, type OrtSession } from '../../devices'
 import {
   cachedGraphExists,
   cachedGraphPath,
@@ -97,7 +97,6 @@ export async function openOrCompile<T>(path: string, compile: (sink: CompileSink
 /** Opens a CPU session for `model`, compiling only when no loadable cached graph exists. */
 export async function openCachedGraph(model: CompilableModel, options: CachedGraphOptions): Promise<{ session: OrtSession; info: CompileInfo }> {
   const sessionConfig = {
-    ep: 'cpu',
     intraOpThreads: options.threads,
     interOpThreads: 1,
     configEntries: options.configEntries,
@@ -106,7 +105,7 @@ export async function openCachedGraph(model: CompilableModel, options: CachedGra
   const t0 = performance.now()
   const graphPath = cachedGraphPath(resolveGraphCacheDir(options.cacheDir), graphCacheKey(model, options.graph))
   const hashMs = performance.now() - t0
-  const opened = await openOrCompile(graphPath, (sink) => compileModel(model, options.graph, sink), (path) => createSession(path, sessionConfig), {
+  const opened = await openOrCompile(graphPath, (sink) => compileModel(model, options.graph, sink), (path) => createCpuSession(path, sessionConfig), {
     contentHash: (onBytes) => modelContentHash(model, onBytes),
     onProgress: options.onProgress
   })

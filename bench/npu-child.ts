@@ -1,0 +1,126 @@
+/**
+ * @file One measurement of the NPU path in a process of its own (its RSS and the virtual NPU's counters are
+ * the measurement's alone), for bench/npu.ts. argv[2] is the JSON request; the last stdout line is the JSON result.
+ *
+ *   open:    opens the model with the "prefill on NPU" placement on the virtual NPU (device workers, the graph
+ *            cache and the EP-context cache in `cacheDir`): setup time and the NPU's compile counters.
+ *   memory:  opens each of the NPU's prefill graphs `copies` times (a graph per chunk position) or once (the
+ *            chunk-sharing graph) and reports the process's RSS before and after.
+ *   prefill: times the prefill of `promptTokens` tokens, with and without the placement, with the NPU's busy and
+ *            modelled time.
+ */
+import { createDeviceSession, discoverDevices, discoverEpDevices, VIRTUAL_NPU_EP, virtualNpuStats, type DeviceInfo, type OrtSession, type VirtualNpuStats } from '../main/engine/devices'
+import { cachedGraphPath, graphTargetOf, modelFingerprint, segmentCacheKey } from '../main/engine/graph'
+import { loadModel } from '../main/engine/model'
+import { buildPreset, weightInfoOfTypes, type Placement } from '../main/engine/plan'
+import { openModelWorker, resolveContext, usageDelta, type ModelWorkerClient } from '../main/engine/runtime'
+import { deviceSetupOf } from '../main/engine/runtime/hetero/device-setup'
+import { argmax } from './peer-tandem'
+
+/** What the parent asks for. */
+export type NpuChildRequest =
+  | { readonly mode: 'open'; readonly model: string; readonly chunk: number; readonly cacheDir: string; readonly npuOptions: Record<string, string> }
+  | { readonly mode: 'memory'; readonly model: string; readonly chunk: number; readonly cacheDir: string; readonly npuOptions: Record<string, string>; readonly copies: number }
+  | { readonly mode: 'prefill'; readonly model: string; readonly chunk: number; readonly cacheDir: string; readonly npuOptions: Record<string, string>; readonly promptTokens: number; readonly reps: number }
+
+const MIB = 1024 * 1024
+const CONTEXT = 1024
+
+const request = JSON.parse(process.argv[2] ?? '{}') as NpuChildRequest
+
+async function devicesWithNpu(options: Record<string, string>): Promise<{ devices: DeviceInfo[]; npu: DeviceInfo; libraryPath: string }> {
+  const cpu = (await discoverDevices({ probe: false })).filter((d) => d.id === 'cpu')
+  const ep = await discoverEpDevices({ virtualNpu: true, virtualNpuOptions: options })
+  const npu = ep.devices.find((d) => d.ep === VIRTUAL_NPU_EP)
+  const lib = ep.libraries.find((l) => l.ok && l.eps.includes(VIRTUAL_NPU_EP))
+  if (npu === undefined || lib === undefined || npu.status !== 'ready') throw new Error(`the virtual NPU is not ready: ${npu?.reason ?? lib?.reason ?? 'not listed'}`)
+  return { devices: [...cpu.map((d) => ({ ...d, status: 'ready' as const, reason: null })), ...ep.devices], npu, libraryPath: lib.path }
+}
+
+function npuPlacement(model: Awaited<ReturnType<typeof loadModel>>, devices: readonly DeviceInfo[], chunk: number): Placement {
+  return buildPreset('npu-prefill-gpu-decode', model.config, devices, { prefillChunkTokens: chunk, weights: weightInfoOfTypes(model.tensorTypes) }).placement
+}
+
+function statsDelta(a: VirtualNpuStats, b: VirtualNpuStats): Record<string, number> {
+  return {
+    graphsCompiled: b.graphsCompiled - a.graphsCompiled,
+    graphRuns: b.graphRuns - a.graphRuns,
+    busyMs: b.busyMs - a.busyMs,
+    modelledMs: b.modelledMs - a.modelledMs,
+    modelledCompileMs: b.modelledCompileMs - a.modelledCompileMs,
+    contextBlobsWritten: b.contextBlobsWritten - a.contextBlobsWritten,
+    contextBlobsLoaded: b.contextBlobsLoaded - a.contextBlobsLoaded
+  }
+}
+
+async function open(r: Extract<NpuChildRequest, { mode: 'open' }>): Promise<unknown> {
+  const model = await loadModel(r.model, { weights: false })
+  const { devices, libraryPath } = await devicesWithNpu(r.npuOptions)
+  const before = virtualNpuStats(libraryPath)
+  const t0 = performance.now()
+  const runner = await openModelWorker(model, { placement: npuPlacement(model, devices, r.chunk), devices, maxContext: CONTEXT, cacheDir: r.cacheDir })
+  const openMs = performance.now() - t0
+  await runner.dispose()
+  return { openMs, npu: statsDelta(before, virtualNpuStats(libraryPath)) }
+}
+
+/** The NPU's prefill graphs, as the device workers would open them (they must be in the cache: run `open` first). */
+async function memory(r: Extract<NpuChildRequest, { mode: 'memory' }>): Promise<unknown> {
+  const model = await loadModel(r.model)
+  if (!model.weights) throw new Error('no weights')
+  const { devices, npu } = await devicesWithNpu(r.npuOptions)
+  const placement = npuPlacement(model, devices, r.chunk)
+  const setup = deviceSetupOf(placement, model.config, new Set([npu.id]))
+  const compilable = { config: model.config, weights: model.weights }
+  const hash = modelFingerprint(compilable)
+  // the keys the device workers use (DeviceWorkersEngine.create)
+  const { ropeTableLength } = resolveContext(model.config, CONTEXT)
+  const paths = setup.sessions
+    .filter((s) => s.device === npu.id)
+    .map((s) => cachedGraphPath(r.cacheDir, segmentCacheKey(hash, s.spec, { ropeTableLength, target: graphTargetOf(npu.ep), staticRows: s.staticRows }, s.part ?? undefined)))
+  global.gc?.()
+  const rss0 = process.memoryUsage.rss()
+  const sessions: OrtSession[] = []
+  const t0 = performance.now()
+  for (let copy = 0; copy < r.copies; copy++) {
+    for (const path of paths) sessions.push(await createDeviceSession(path, { ep: npu.ep, cpuFallback: false, intraOpThreads: 1, providerOptions: npu.providerOptions }))
+  }
+  const openMs = performance.now() - t0
+  global.gc?.()
+  const rss1 = process.memoryUsage.rss()
+  for (const s of sessions) await s.release()
+  return { graphs: paths.length, sessions: sessions.length, openMs, rssBeforeMiB: rss0 / MIB, rssAfterMiB: rss1 / MIB, graphMiB: (rss1 - rss0) / MIB }
+}
+
+async function timePrefill(runner: ModelWorkerClient, prompt: readonly number[], reps: number): Promise<{ ms: number[]; busy: ReturnType<typeof usageDelta>; first: number }> {
+  await runner.forward(prompt, 0)
+  const ms: number[] = []
+  const before = runner.usage()
+  let first = -1
+  for (let i = 0; i < reps; i++) {
+    await runner.truncate(0)
+    const t0 = performance.now()
+    first = argmax(await runner.forward(prompt, 0))
+    ms.push(performance.now() - t0)
+  }
+  return { ms, busy: usageDelta(before, runner.usage()), first }
+}
+
+async function prefill(r: Extract<NpuChildRequest, { mode: 'prefill' }>): Promise<unknown> {
+  const model = await loadModel(r.model, { weights: false })
+  const { devices, libraryPath } = await devicesWithNpu(r.npuOptions)
+  const prompt = Array.from({ length: r.promptTokens }, (_, i) => 100 + ((i * 7919) % (model.config.vocabSize - 200)))
+  const cpu = await openModelWorker(model, { maxContext: CONTEXT, cacheDir: r.cacheDir })
+  const cpuRun = await timePrefill(cpu, prompt, r.reps)
+  await cpu.dispose()
+  const runner = await openModelWorker(model, { placement: npuPlacement(model, devices, r.chunk), devices, maxContext: CONTEXT, cacheDir: r.cacheDir })
+  const before = virtualNpuStats(libraryPath)
+  const npuRun = await timePrefill(runner, prompt, r.reps)
+  const npu = statsDelta(before, virtualNpuStats(libraryPath))
+  await runner.dispose()
+  return { cpu: cpuRun, npuPlacement: { ...npuRun, npu } }
+}
+
+const handlers = { open, memory, prefill } as const
+const result = await handlers[request.mode](request as never)
+console.log(JSON.stringify(result))

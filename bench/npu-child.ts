@@ -4,17 +4,17 @@
  *
  *   open:    opens the model with the "prefill on NPU" placement on the virtual NPU (device workers, the graph
  *            cache and the EP-context cache in `cacheDir`): setup time and the NPU's compile counters.
- *   memory:  opens each of the NPU's prefill graphs `copies` times (a graph per chunk position) or once (the
- *            chunk-sharing graph) and reports the process's RSS before and after.
+ *   memory:  opens each of the NPU's prefill graphs (those `open` opened) `copies` times (a graph per chunk
+ *            position) or once (the chunk-sharing graph) and reports the process's RSS before and after.
  *   prefill: times the prefill of `promptTokens` tokens, with and without the placement, with the NPU's busy and
  *            modelled time.
  */
-import { createDeviceSession, discoverDevices, discoverEpDevices, VIRTUAL_NPU_EP, virtualNpuStats, type DeviceInfo, type OrtSession, type VirtualNpuStats } from '../main/engine/devices'
-import { cachedGraphPath, graphTargetOf, modelFingerprint, segmentCacheKey } from '../main/engine/graph'
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { createDeviceSession, discoverDevices, EP_CONTEXT_DIR, discoverEpDevices, VIRTUAL_NPU_EP, virtualNpuStats, type DeviceInfo, type OrtSession, type VirtualNpuStats } from '../main/engine/devices'
 import { loadModel } from '../main/engine/model'
 import { buildPreset, weightInfoOfTypes, type Placement } from '../main/engine/plan'
-import { openModelWorker, resolveContext, usageDelta, type ModelWorkerClient } from '../main/engine/runtime'
-import { deviceSetupOf } from '../main/engine/runtime/hetero/device-setup'
+import { openModelWorker, usageDelta, type ModelWorkerClient } from '../main/engine/runtime'
 import { argmax } from './peer-tandem'
 
 /** What the parent asks for. */
@@ -64,20 +64,14 @@ async function open(r: Extract<NpuChildRequest, { mode: 'open' }>): Promise<unkn
   return { openMs, npu: statsDelta(before, virtualNpuStats(libraryPath)) }
 }
 
-/** The NPU's prefill graphs, as the device workers would open them (they must be in the cache: run `open` first). */
+/**
+ * The NPU's prefill graphs as the device workers opened them: `open` ran first, and each graph it opened on the
+ * NPU has an EP-context entry named after it (ep-context-cache.ts).
+ */
 async function memory(r: Extract<NpuChildRequest, { mode: 'memory' }>): Promise<unknown> {
-  const model = await loadModel(r.model)
-  if (!model.weights) throw new Error('no weights')
-  const { devices, npu } = await devicesWithNpu(r.npuOptions)
-  const placement = npuPlacement(model, devices, r.chunk)
-  const setup = deviceSetupOf(placement, model.config, new Set([npu.id]))
-  const compilable = { config: model.config, weights: model.weights }
-  const hash = modelFingerprint(compilable)
-  // the keys the device workers use (DeviceWorkersEngine.create)
-  const { ropeTableLength } = resolveContext(model.config, CONTEXT)
-  const paths = setup.sessions
-    .filter((s) => s.device === npu.id)
-    .map((s) => cachedGraphPath(r.cacheDir, segmentCacheKey(hash, s.spec, { ropeTableLength, target: graphTargetOf(npu.ep), staticRows: s.staticRows }, s.part ?? undefined)))
+  const { npu } = await devicesWithNpu(r.npuOptions)
+  const graphs = [...new Set(readdirSync(join(r.cacheDir, EP_CONTEXT_DIR)).map((entry) => entry.split('-')[0]))]
+  const paths = graphs.map((key) => join(r.cacheDir, `${key}.onnx`))
   global.gc?.()
   const rss0 = process.memoryUsage.rss()
   const sessions: OrtSession[] = []

@@ -1,6 +1,6 @@
 /** @file Command-line flags for `tandem`, parsed and validated into typed options. */
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util'
-import { checkRegistrationName, DEFAULT_PREFILL_CHUNK_TOKENS, MAX_PREFILL_CHUNK_TOKENS, type ProviderOptions } from '../engine'
+import { checkRegistrationName, DEFAULT_PREFILL_CHUNK_TOKENS, MAX_PREFILL_CHUNK_TOKENS, VIRTUAL_NPU_REGISTRATION, type ProviderOptions } from '../engine'
 
 /** A usage problem: the CLI prints it with the help hint and exits 2. */
 export class UsageError extends Error {
@@ -12,11 +12,11 @@ export const HELP = `Usage:
                   [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--stop TEXT]...
                   [--chat] [--system TEXT] [--json] [--tokenizer PATH] [--prefill-chunk N]
                   [--threads N] [--cache-dir DIR] [--stats] [--placement NAME|FILE.json]
-                  [--virtual-npu] [--ep-library NAME=PATH]...
+                  [--virtual-npu] [--ep-library NAME=PATH]... [--ep-option NAME:KEY=VALUE]...
   tandem info --model PATH [--tokenizer PATH] [--json]
   tandem serve [--port N] [--data-dir DIR] [--models DIR]... [--no-open] [--token-delay-ms N]
-               [--virtual-npu] [--ep-library NAME=PATH]...
-  tandem devices [--json] [--no-probe] [--timeout-ms N] [--virtual-npu] [--ep-library NAME=PATH]...
+               [--virtual-npu] [--ep-library NAME=PATH]... [--ep-option NAME:KEY=VALUE]...
+  tandem devices [--json] [--no-probe] [--timeout-ms N] [--virtual-npu] [--ep-library NAME=PATH]... [--ep-option NAME:KEY=VALUE]...
 
 PATH is a GGUF file, a llama2.c .bin checkpoint, or a Hugging Face folder (config.json + safetensors).
 generate prints only the generated continuation; --json prints one JSON object with text, token ids and stats.
@@ -34,7 +34,9 @@ a placement.
 devices lists the compute devices (CPU, GPU, NPU) with their status; each is probed with tiny graphs in a child
 process unless --no-probe; --json prints one JSON array. --ep-library registers a plugin execution-provider
 library (VitisAI, OpenVINO, QNN, ...) for this run and lists its devices; --virtual-npu builds (once, with the
-system's C++ compiler) and registers Tandem's virtual NPU test provider, which runs on the CPU.`
+system's C++ compiler) and registers Tandem's virtual NPU test provider, which runs on the CPU. --ep-option gives
+the provider of library NAME an option for every session on its devices (e.g. openvino:device_type=NPU, or
+${VIRTUAL_NPU_REGISTRATION}:gops=4000 for the virtual NPU's throughput model).`
 
 /** Longest --token-delay-ms: a second per token is already far slower than anyone reads. */
 export const MAX_TOKEN_DELAY_MS = 1000
@@ -72,6 +74,8 @@ export interface ProviderArgs {
   readonly virtualNpu: boolean
   /** plugin EP libraries to register for this run */
   readonly epLibraries: readonly { readonly name: string; readonly path: string }[]
+  /** provider options by library registration name (--ep-option NAME:KEY=VALUE) */
+  readonly epOptions: Readonly<Record<string, Readonly<Record<string, string>>>>
 }
 
 export interface InfoArgs {
@@ -179,7 +183,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
     threads,
     cacheDir: v['cache-dir'],
     placement: v.placement,
-    providers: providerArgs(v['virtual-npu'], v['ep-library'])
+    providers: providerArgs(v)
   }
 }
 
@@ -200,7 +204,7 @@ function parseServe(rest: readonly string[]): ServeArgs {
     models: v.models ?? [],
     open: !(v['no-open'] ?? false),
     tokenDelayMs: num(v['token-delay-ms'], 'token-delay-ms', 0, (n) => isInt(n) && n >= 0 && n <= MAX_TOKEN_DELAY_MS, `an integer from 0 to ${MAX_TOKEN_DELAY_MS}`),
-    providers: providerArgs(v['virtual-npu'], v['ep-library'])
+    providers: providerArgs(v)
   }
 }
 
@@ -213,23 +217,49 @@ function parseDevices(rest: readonly string[]): DevicesArgs {
     ...PROVIDER_FLAGS
   })
   const timeoutMs = v['timeout-ms'] === undefined ? undefined : num(v['timeout-ms'], 'timeout-ms', 0, (n) => isInt(n) && n >= 1 && n <= 600_000, 'an integer from 1 to 600000')
-  return { command: 'devices', json: v.json ?? false, probe: !(v['no-probe'] ?? false), timeoutMs, providers: providerArgs(v['virtual-npu'], v['ep-library']) }
+  return { command: 'devices', json: v.json ?? false, probe: !(v['no-probe'] ?? false), timeoutMs, providers: providerArgs(v) }
 }
 
 /** The provider-library flags, shared by the commands that take them. */
 const PROVIDER_FLAGS = {
   'virtual-npu': { type: 'boolean' },
-  'ep-library': { type: 'string', multiple: true }
+  'ep-library': { type: 'string', multiple: true },
+  'ep-option': { type: 'string', multiple: true }
 } as const
 
-function providerArgs(virtualNpu: boolean | undefined, libraries: readonly string[] | undefined): ProviderArgs {
-  return { virtualNpu: virtualNpu ?? false, epLibraries: (libraries ?? []).map(parseEpLibrary) }
+function providerArgs(v: { readonly 'virtual-npu'?: boolean; readonly 'ep-library'?: readonly string[]; readonly 'ep-option'?: readonly string[] }): ProviderArgs {
+  const epLibraries = (v['ep-library'] ?? []).map(parseEpLibrary)
+  const epOptions: Record<string, Record<string, string>> = {}
+  for (const text of v['ep-option'] ?? []) {
+    const { name, key, value } = parseEpOption(text)
+    if (name !== VIRTUAL_NPU_REGISTRATION && !epLibraries.some((l) => l.name === name)) {
+      throw new UsageError(`--ep-option ${text}: no --ep-library named ${name}${v['virtual-npu'] ? ` (the virtual NPU's name is ${VIRTUAL_NPU_REGISTRATION})` : ''}`)
+    }
+    epOptions[name] = { ...epOptions[name], [key]: value }
+  }
+  return { virtualNpu: v['virtual-npu'] ?? false, epLibraries, epOptions }
 }
 
 /** The engine's form of the provider flags. */
 export function providerOptions(p: ProviderArgs): ProviderOptions {
-  return { virtualNpu: p.virtualNpu, providerLibraries: p.epLibraries }
+  return {
+    virtualNpu: p.virtualNpu,
+    virtualNpuOptions: p.epOptions[VIRTUAL_NPU_REGISTRATION],
+    providerLibraries: p.epLibraries.map((l) => ({ ...l, options: p.epOptions[l.name] }))
+  }
 }
+
+/** "NAME:KEY=VALUE" of --ep-option. */
+function parseEpOption(text: string): { name: string; key: string; value: string } {
+  const m = /^([^:=]+):([^=]+)=(.*)$/.exec(text)
+  if (!m) throw new UsageError(`--ep-option must be NAME:KEY=VALUE (got "${text}")`)
+  const [, name, key, value] = m
+  if (key.length > MAX_PROVIDER_OPTION_CHARS || value.length > MAX_PROVIDER_OPTION_CHARS) throw new UsageError(`--ep-option ${name}:${key.slice(0, 40)}: keys and values are at most ${MAX_PROVIDER_OPTION_CHARS} characters`)
+  return { name, key, value }
+}
+
+/** Longest provider option key or value (vendor options hold paths at most). */
+const MAX_PROVIDER_OPTION_CHARS = 4096
 
 /** "NAME=PATH" of --ep-library. */
 function parseEpLibrary(text: string): { name: string; path: string } {

@@ -38,6 +38,7 @@ export {
   checkRegistrationName,
   type ProviderOptions,
   VIRTUAL_NPU_LABEL,
+  VIRTUAL_NPU_REGISTRATION,
   type EpDeviceOptions,
   type ProviderLibraryStatus,
   CONTRIB_OPS,

@@ -148,6 +148,12 @@ describe('tandem generate', () => {
     expect(usage.stderr).toMatch(/--temperature/)
     const noModel = await tandem(['generate'])
     expect(noModel.code).toBe(2)
+    const option = await tandem(['devices', '--no-probe', '--ep-option', 'openvino:device_type=NPU'])
+    expect(option.code).toBe(2)
+    expect(option.stderr).toContain('--ep-option openvino:device_type=NPU: no --ep-library named openvino')
+    const shape = await tandem(['devices', '--no-probe', '--ep-option', 'device_type=NPU'])
+    expect(shape.code).toBe(2)
+    expect(shape.stderr).toContain('--ep-option must be NAME:KEY=VALUE')
   })
 })
 

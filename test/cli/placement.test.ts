@@ -31,7 +31,7 @@ interface JsonOut {
   tokens: number[]
   promptTokens: number[]
   placement: string | null
-  devices: { id: string; name: string; busyMs: number }[]
+  devices: { id: string; name: string; busyMs: number; runs: number }[]
 }
 
 function parseJson(stdout: string): JsonOut {
@@ -72,17 +72,20 @@ const SPLIT = {
 
 describe('tandem generate --placement', () => {
   it.skipIf(compilerSkipReason !== null)(
-    '--placement npu-prefill-gpu-decode --virtual-npu: prefill on the virtual NPU (busy), the same greedy ids as one CPU session',
+    '--placement npu-prefill-gpu-decode --virtual-npu: prefill on the virtual NPU (busy, with the --ep-option launch cost), the same greedy ids as one CPU session',
     { timeout: WEBGPU_TIMEOUT_MS },
     async () => {
       const plain = await plainDogRun()
-      const r = await tandem(greedy([...DOG_PROMPT, '--placement', 'npu-prefill-gpu-decode', '--virtual-npu', '--prefill-chunk', '32', '--stats']))
+      const r = await tandem(greedy([...DOG_PROMPT, '--placement', 'npu-prefill-gpu-decode', '--virtual-npu', '--ep-option', 'tandem-virtual-npu:launch_us=3000', '--prefill-chunk', '32', '--stats']))
       expect(r.code, r.stderr).toBe(0)
       const out = parseJson(r.stdout)
       expect(out.tokens).toEqual(plain.tokens)
       expect(out.placement).toBe('Prefill on NPU, decode on GPU')
       const npu = out.devices.find((d) => d.name === 'Virtual NPU (test provider, runs on the CPU)')
       expect(npu?.busyMs ?? 0).toBeGreaterThan(0)
+      // every run on the NPU waited out its modelled 3 ms launch: the option reached the device's sessions
+      expect(npu?.runs ?? 0).toBeGreaterThan(0)
+      expect(npu?.busyMs ?? 0).toBeGreaterThanOrEqual(3 * (npu?.runs ?? 0))
       expect(r.stderr).toMatch(/devices: .*npu-tandemvirtualnpu-0.* ready/)
     }
   )

@@ -150,6 +150,8 @@ export interface ProviderLibraryView {
   readonly name: string
   /** the library file */
   readonly path: string
+  /** options every session on its devices passes the provider (e.g. OpenVINO's device_type, VitisAI's config_file) */
+  readonly options: Readonly<Record<string, string>>
   /** registered: its devices are in the device list; failed: it did not load when Tandem started */
   readonly status: 'registered' | 'failed'
   /** ONNX Runtime's reason when failed; null when registered */
@@ -314,8 +316,11 @@ export interface Api {
     setPlacement(setting: PlacementSetting): Promise<PlacementView>
     /** the provider libraries added in settings, with how their registration went at start */
     providerLibraries(): Promise<ProviderLibraryView[]>
-    /** loads the library now (refused with ONNX Runtime's reason when it does not load), then keeps it for later starts */
-    addProviderLibrary(name: string, path: string): Promise<ProviderLibraryView[]>
+    /**
+     * loads the library now (refused with ONNX Runtime's reason when it does not load), then keeps it, with the
+     * provider options its sessions get, for later starts
+     */
+    addProviderLibrary(name: string, path: string, options: Readonly<Record<string, string>>): Promise<ProviderLibraryView[]>
     /** forgets a library; its devices stay until Tandem restarts (sessions may be using them) */
     removeProviderLibrary(name: string): Promise<ProviderLibraryView[]>
   }
@@ -386,6 +391,10 @@ export const API_LIMITS = {
   maxProviderLibraries: 16,
   /** a provider library's registration name: letters, digits, '.', '_' and '-' */
   maxProviderNameChars: 64,
+  /** provider options per library (vendor providers take a dozen or so) */
+  maxProviderOptions: 32,
+  /** a provider option's key (letters, digits, '.', '_', '-') */
+  maxProviderOptionKeyChars: 64,
   /** sampling.temperature range is [0, maxTemperature] */
   maxTemperature: 2,
   /** sampling.maxTokens range is [1, maxReplyTokens] */

@@ -55,7 +55,7 @@ export function createApiHandlers(s: ApiServices): ApiHandlers {
     'devices:placement': () => s.devices.placement(),
     'devices:setPlacement': ([setting]) => s.devices.setPlacement(setting),
     'devices:providerLibraries': () => s.devices.providerLibraries(),
-    'devices:addProviderLibrary': ([name, path]) => s.devices.addProviderLibrary(name, path),
+    'devices:addProviderLibrary': ([name, path, options]) => s.devices.addProviderLibrary(name, path, options),
     'devices:removeProviderLibrary': ([name]) => s.devices.removeProviderLibrary(name)
   }
 }

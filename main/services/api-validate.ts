@@ -72,6 +72,24 @@ export function path(value: unknown, field: string): string {
   return s
 }
 
+/** Provider option keys: what vendor providers use (device_type, config_file, cache_dir, htp_performance_mode). */
+const PROVIDER_OPTION_KEY = /^[A-Za-z0-9][A-Za-z0-9._-]*$/
+
+/** A provider library's options: at most API_LIMITS.maxProviderOptions string values under plain keys. */
+export function providerOptions(value: unknown, field: string): Record<string, string> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(`${field} must be an object of strings`)
+  const entries = Object.entries(value)
+  if (entries.length > API_LIMITS.maxProviderOptions) throw invalid(`${field}: at most ${API_LIMITS.maxProviderOptions} options`)
+  const out: Record<string, string> = {}
+  for (const [k, v] of entries) {
+    if (k.length > API_LIMITS.maxProviderOptionKeyChars || !PROVIDER_OPTION_KEY.test(k)) {
+      throw invalid(`${field}: option names are 1–${API_LIMITS.maxProviderOptionKeyChars} letters, digits, '.', '_' or '-', got ${JSON.stringify(k.slice(0, 80))}`)
+    }
+    out[k] = text(v, `${field}.${k}`, API_LIMITS.maxPathChars)
+  }
+  return out
+}
+
 /** A provider library's registration name (the engine's rule: letters, digits, '.', '_', '-'). */
 export function providerName(value: unknown, field: string): string {
   const s = text(value, field, API_LIMITS.maxProviderNameChars)
@@ -201,8 +219,8 @@ export const API_VALIDATORS: ApiValidators = {
   'devices:setPlacement': (args) => [placementSetting(argList(args, 1)[0], 'setting')],
   'devices:providerLibraries': none,
   'devices:addProviderLibrary': (args) => {
-    const [name, file] = argList(args, 2)
-    return [providerName(name, 'name'), path(file, 'path')]
+    const [name, file, options] = argList(args, 3)
+    return [providerName(name, 'name'), path(file, 'path'), providerOptions(options, 'options')]
   },
   'devices:removeProviderLibrary': (args) => [providerName(argList(args, 1)[0], 'name')]
 }

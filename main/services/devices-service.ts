@@ -127,6 +127,7 @@ export class DevicesService {
       return {
         name: lib.name,
         path: lib.path,
+        options: lib.options,
         status: status?.ok === true ? 'registered' : 'failed',
         reason: status === undefined ? 'not registered yet' : status.reason,
         eps: status?.eps ?? []
@@ -138,7 +139,7 @@ export class DevicesService {
    * Registers a provider library now and, when it loads, keeps it for later starts; the device list is probed
    * again to show its devices. A library that does not load is refused with ONNX Runtime's reason.
    */
-  async addProviderLibrary(name: string, path: string): Promise<ProviderLibraryView[]> {
+  async addProviderLibrary(name: string, path: string, options: Readonly<Record<string, string>>): Promise<ProviderLibraryView[]> {
     const stored = this.deps.settings.providerLibraries()
     if (stored.some((l) => l.name === name)) throw invalid(`a provider library named "${name}" is already added`)
     if (stored.length >= API_LIMITS.maxProviderLibraries) throw invalid(`at most ${API_LIMITS.maxProviderLibraries} provider libraries`)
@@ -147,7 +148,7 @@ export class DevicesService {
     const { libraries } = await discoverEpDevices({ providerLibraries: [{ name, path }], probe: false })
     const outcome = libraries.find((l) => l.name === name)
     if (outcome === undefined || !outcome.ok) throw invalid(`could not load ${path}: ${outcome?.reason ?? 'unknown error'}`)
-    this.deps.settings.setProviderLibraries([...stored, { name, path }])
+    this.deps.settings.setProviderLibraries([...stored, { name, path, options }])
     // the next list probes again, with the new library's devices
     this.probed = null
     this.lastView = null

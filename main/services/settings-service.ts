@@ -5,7 +5,7 @@
 import { resolve } from 'node:path'
 import { API_LIMITS, type PlacementSetting, type SamplingSettings, type Settings, type SettingsPatch, type ThemeSetting } from '../../preload/api'
 import type { SettingsStore } from '../store'
-import { path, providerName, samplingSettings, theme } from './api-validate'
+import { path, providerName, providerOptions, samplingSettings, theme } from './api-validate'
 import { invalid } from './errors'
 import { DEFAULT_PLACEMENT_SETTING, placementSetting } from './placement-setting'
 
@@ -22,10 +22,11 @@ const KEYS = {
   providerLibraries: 'providerLibraries'
 } as const
 
-/** A provider library as stored: registration name and file. */
+/** A provider library as stored: registration name, file, and the options its sessions get. */
 export interface StoredProviderLibrary {
   readonly name: string
   readonly path: string
+  readonly options: Readonly<Record<string, string>>
 }
 
 function providerLibraryList(value: unknown): StoredProviderLibrary[] {
@@ -33,7 +34,9 @@ function providerLibraryList(value: unknown): StoredProviderLibrary[] {
   if (value.length > API_LIMITS.maxProviderLibraries) throw invalid(`at most ${API_LIMITS.maxProviderLibraries} provider libraries`)
   return value.map((v: unknown, i) => {
     if (typeof v !== 'object' || v === null || !('name' in v) || !('path' in v)) throw invalid(`providerLibraries[${i}] must be { name, path }`)
-    return { name: providerName(v.name, `providerLibraries[${i}].name`), path: path(v.path, `providerLibraries[${i}].path`) }
+    // libraries stored before options existed have none
+    const options = 'options' in v && v.options !== undefined ? providerOptions(v.options, `providerLibraries[${i}].options`) : {}
+    return { name: providerName(v.name, `providerLibraries[${i}].name`), path: path(v.path, `providerLibraries[${i}].path`), options }
   })
 }
 

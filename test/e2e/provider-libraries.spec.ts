@@ -23,10 +23,11 @@ async function openDevices(page: Page): Promise<Locator> {
   return dialog
 }
 
-async function addLibrary(dialog: Locator, name: string, path: string): Promise<void> {
+async function addLibrary(dialog: Locator, name: string, path: string, options = ''): Promise<void> {
   const form = dialog.getByRole('form', { name: 'Add a provider library' })
   await form.getByLabel('Library name').fill(name)
   await form.getByLabel('Library file path').fill(path)
+  await form.getByLabel('Provider options').fill(options)
   await form.getByRole('button', { name: 'Add a provider library' }).click()
 }
 
@@ -48,9 +49,12 @@ test('a provider library is checked by loading it, kept across reloads, and brin
     await expect(dialog.getByRole('alert')).toContainText('CreateEpFactories')
   }
 
-  await addLibrary(dialog, 'virtual-npu', npuLibrary)
+  await addLibrary(dialog, 'virtual-npu', npuLibrary, 'launch_us')
+  await expect(dialog.getByRole('alert')).toContainText('Write each option as name=value')
+  await addLibrary(dialog, 'virtual-npu', npuLibrary, 'launch_us=100, gops=4000')
   const row = libraries.locator('[data-provider="virtual-npu"]')
   await expect(row).toContainText('TandemVirtualNPU', { timeout: 60_000 })
+  await expect(row).toContainText('launch_us=100, gops=4000')
   const npuRow = dialog.getByRole('list', { name: 'Devices' }).locator('li', { hasText: VIRTUAL_NPU_NAME })
   await expect(npuRow).toBeVisible({ timeout: 60_000 })
   await expect(npuRow).toContainText('Software')
@@ -60,6 +64,7 @@ test('a provider library is checked by loading it, kept across reloads, and brin
   await page.reload()
   dialog = await openDevices(page)
   await expect(dialog.getByRole('list', { name: 'Provider libraries' }).locator('[data-provider="virtual-npu"]')).toContainText('TandemVirtualNPU')
+  await expect(dialog.getByRole('list', { name: 'Provider libraries' }).locator('[data-provider="virtual-npu"]')).toContainText('launch_us=100, gops=4000')
 
   await dialog.getByRole('button', { name: 'Remove provider library virtual-npu' }).click()
   await expect(dialog.getByRole('list', { name: 'Provider libraries' })).toContainText('No provider libraries added.')

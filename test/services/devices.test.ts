@@ -180,7 +180,12 @@ describe('invalid input', () => {
     ],
     // structurally fine, but not for this model and these devices (checked by the engine's parsePlacement)
     ['devices:setPlacement', [{ preset: 'custom', placement: cpuPlacement({ device: 'npu-9' }) }], /cannot run stories260K.gguf on this machine: .*unknown device "npu-9"/],
-    ['devices:setPlacement', [{ preset: 'custom', placement: cpuPlacement({ groups: [{ layer: 99, group: 'qkv', device: 'cpu' }] }) }], /cannot run stories260K.gguf/]
+    ['devices:setPlacement', [{ preset: 'custom', placement: cpuPlacement({ groups: [{ layer: 99, group: 'qkv', device: 'cpu' }] }) }], /cannot run stories260K.gguf/],
+    ['devices:addProviderLibrary', ['openvino', '/opt/ov/libopenvino_provider.so'], /arguments: expected 3 entries, got 2/],
+    ['devices:addProviderLibrary', ['openvino', '/opt/ov/libopenvino_provider.so', ['device_type=NPU']], /options must be an object of strings/],
+    ['devices:addProviderLibrary', ['openvino', '/opt/ov/libopenvino_provider.so', { 'device type': 'NPU' }], /options: option names are 1–64 letters/],
+    ['devices:addProviderLibrary', ['openvino', '/opt/ov/libopenvino_provider.so', { device_type: 7 }], /options\.device_type/],
+    ['devices:addProviderLibrary', ['openvino', '/opt/ov/libopenvino_provider.so', Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`k${i}`, 'v']))], /at most 32 options/]
   ]
   it.each(BAD)('%s %j is a ValidationError that names the problem', async (channel, args, message) => {
     const outcome = await f.call(channel, ...args)

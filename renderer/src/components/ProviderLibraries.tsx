@@ -1,12 +1,14 @@
 /**
  * @file Settings → Devices → Provider libraries: the plugin execution-provider libraries that bring NPUs
- * (AMD VitisAI, Intel OpenVINO, Qualcomm QNN), each with whether it loaded; "Add a provider library" loads the
- * file at once (a file that does not load is refused with ONNX Runtime's reason) and keeps it for later starts.
+ * (AMD VitisAI, Intel OpenVINO, Qualcomm QNN), each with whether it loaded and the options its sessions get;
+ * "Add a provider library" loads the file at once (a file that does not load is refused with ONNX Runtime's
+ * reason) and keeps it, with its options, for later starts.
  */
 import { useCallback, useEffect, useState, type JSX } from 'react'
 import type { ProviderLibraryView } from '../../../preload/api'
 import { describeError, errorText } from '../lib/errors'
 import { LIMITS } from '../lib/limits'
+import { formatProviderOptions, parseProviderOptions } from '../lib/provider-options'
 import { useApi } from '../state/api-context'
 import { FormError } from './FormError'
 import { Icon } from './icons'
@@ -18,6 +20,7 @@ export function ProviderLibraries({ onChanged }: { onChanged: () => void }): JSX
   const [libraries, setLibraries] = useState<readonly ProviderLibraryView[] | null>(null)
   const [name, setName] = useState('')
   const [path, setPath] = useState('')
+  const [optionsText, setOptionsText] = useState('')
   const [error, setError] = useState<string | null>(null)
   const [notice, setNotice] = useState<string | null>(null)
   const [busy, setBusy] = useState(false)
@@ -32,14 +35,20 @@ export function ProviderLibraries({ onChanged }: { onChanged: () => void }): JSX
       setError('Give the library a name and the full path of its file.')
       return
     }
+    const parsed = parseProviderOptions(optionsText)
+    if ('error' in parsed) {
+      setError(parsed.error)
+      return
+    }
     setBusy(true)
     setNotice(null)
-    api.devices.addProviderLibrary(name.trim(), path.trim()).then(
+    api.devices.addProviderLibrary(name.trim(), path.trim(), parsed.options).then(
       (list) => {
         setBusy(false)
         setLibraries(list)
         setName('')
         setPath('')
+        setOptionsText('')
         setError(null)
         onChanged()
       },
@@ -66,7 +75,8 @@ export function ProviderLibraries({ onChanged }: { onChanged: () => void }): JSX
       <h3 id="settings-providers">Provider libraries</h3>
       <p className="field-help">
         NPUs are reached through their vendor&apos;s ONNX Runtime provider library: VitisAI for AMD Ryzen AI, OpenVINO for Intel Core Ultra,
-        QNN for Snapdragon. Tandem loads the file to check it, then again each time it starts.
+        QNN for Snapdragon. Tandem loads the file to check it, then again each time it starts. Options go to every session on its devices,
+        as name=value pairs separated by commas (OpenVINO: device_type=NPU; VitisAI: config_file=…, cache_dir=…).
       </p>
       <ul className="folder-list" aria-label="Provider libraries">
         {(libraries ?? []).map((lib) => (
@@ -74,6 +84,7 @@ export function ProviderLibraries({ onChanged }: { onChanged: () => void }): JSX
             <Icon name={lib.status === 'registered' ? 'check' : 'alert'} size={16} />
             <span className="folder-path" title={lib.path}>
               {lib.name}: {lib.path}
+              {Object.keys(lib.options).length > 0 && <span className="provider-options"> ({formatProviderOptions(lib.options)})</span>}
             </span>
             {lib.status === 'registered' ? (
               <span className="badge ok">{lib.eps.length > 0 ? lib.eps.join(', ') : 'Loaded'}</span>
@@ -103,6 +114,14 @@ export function ProviderLibraries({ onChanged }: { onChanged: () => void }): JSX
           maxLength={LIMITS.maxPathChars}
           placeholder="/path/to/the/provider/library"
           onChange={setPath}
+        />
+        <InlineTextInput
+          id="settings-provider-options"
+          label="Provider options"
+          value={optionsText}
+          maxLength={LIMITS.maxPathChars}
+          placeholder="options, e.g. device_type=NPU"
+          onChange={setOptionsText}
         />
         <button type="submit" className="button-secondary" disabled={busy}>
           {busy ? 'Loading…' : 'Add a provider library'}

@@ -86,8 +86,10 @@ async function memory(r: Extract<NpuChildRequest, { mode: 'memory' }>): Promise<
   return { graphs: paths.length, sessions: sessions.length, openMs, rssBeforeMiB: rss0 / MIB, rssAfterMiB: rss1 / MIB, graphMiB: (rss1 - rss0) / MIB }
 }
 
-async function timePrefill(runner: ModelWorkerClient, prompt: readonly number[], reps: number): Promise<{ ms: number[]; busy: ReturnType<typeof usageDelta>; first: number }> {
+/** A warm-up prefill (`afterWarmUp` runs then), then `reps` timed ones. */
+async function timePrefill(runner: ModelWorkerClient, prompt: readonly number[], reps: number, afterWarmUp: () => void = () => {}): Promise<{ ms: number[]; busy: ReturnType<typeof usageDelta>; first: number }> {
   await runner.forward(prompt, 0)
+  afterWarmUp()
   const ms: number[] = []
   const before = runner.usage()
   let first = -1
@@ -108,9 +110,12 @@ async function prefill(r: Extract<NpuChildRequest, { mode: 'prefill' }>): Promis
   const cpuRun = await timePrefill(cpu, prompt, r.reps)
   await cpu.dispose()
   const runner = await openModelWorker(model, { placement: npuPlacement(model, devices, r.chunk), devices, maxContext: CONTEXT, cacheDir: r.cacheDir })
-  const before = virtualNpuStats(libraryPath)
-  const npuRun = await timePrefill(runner, prompt, r.reps)
-  const npu = statsDelta(before, virtualNpuStats(libraryPath))
+  let before = virtualNpuStats(libraryPath)
+  const npuRun = await timePrefill(runner, prompt, r.reps, () => {
+    before = virtualNpuStats(libraryPath)
+  })
+  // the NPU's counters over the timed prefills, per prefill
+  const npu = Object.fromEntries(Object.entries(statsDelta(before, virtualNpuStats(libraryPath))).map(([k, v]) => [k, v / r.reps]))
   await runner.dispose()
   return { cpu: cpuRun, npuPlacement: { ...npuRun, npu } }
 }

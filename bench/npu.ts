@@ -161,11 +161,11 @@ export function renderNpuPath(r: NpuRecord): string {
     `| one chunk-sharing graph per segment (Tandem) | ${shared.sessions} | ${s(shared.openMs)} | ${shared.graphMiB.toFixed(0)} |`,
     `| one graph per chunk position (${v.memory.positions} positions) | ${perPosition.sessions} | ${s(perPosition.openMs)} | ${perPosition.graphMiB.toFixed(0)} |`,
     '',
-    `Chunk sharing saves ${(saving * 100).toFixed(0)}% of the NPU graphs' memory (llm.npu: −75% on Qwen1.5-1.8B). The per-position graphs are the shared graph compiled once per position, the least such graphs can cost (a real per-position graph also differs in its attention).`,
+    `Chunk sharing saves ${(saving * 100).toFixed(0)}% of the NPU graphs' memory (llm.npu: −75% on Qwen1.5-1.8B); each further position's graphs add ${((perPosition.graphMiB - shared.graphMiB) / (v.memory.positions - 1)).toFixed(0)} MiB. The per-position graphs are the shared graph compiled once per position, the least such graphs can cost (a real per-position graph also differs in its attention).`,
     '',
-    `| prefill ${v.prefill.promptTokens} tokens | ms (median) | tok/s | NPU fused-graph runs | NPU busy ms | NPU throughput-model ms |`,
+    `| prefill ${v.prefill.promptTokens} tokens | ms (median) | tok/s | per prefill: NPU fused-graph runs | NPU busy ms | NPU throughput-model ms |`,
     '|---|---:|---:|---:|---:|---:|',
     `| CPU only (one session) | ${cpuMs.toFixed(0)} | ${((v.prefill.promptTokens * 1000) / cpuMs).toFixed(0)} | – | – | – |`,
-    `| prefill on the virtual NPU, rest on the CPU | ${npuMs.toFixed(0)} | ${((v.prefill.promptTokens * 1000) / npuMs).toFixed(0)} | ${np.graphRuns} | ${np.busyMs.toFixed(0)} | ${np.modelledMs.toFixed(0)} |`
+    `| prefill on the virtual NPU, rest on the CPU | ${npuMs.toFixed(0)} | ${((v.prefill.promptTokens * 1000) / npuMs).toFixed(0)} | ${np.graphRuns.toFixed(0)} | ${np.busyMs.toFixed(0)} | ${np.modelledMs.toFixed(0)} |`
   ].join('\n')
 }

@@ -267,6 +267,25 @@ OrtStatus* NodeValues(const OrtNode* node, std::vector<const OrtValueInfo*>& inp
   return nullptr;
 }
 
+// The names of a node's inputs and outputs ("" for an absent optional one), valid while the graph lives.
+OrtStatus* NodeValueNames(const OrtNode* node, std::vector<const char*>& inputs, std::vector<const char*>& outputs) {
+  std::vector<const OrtValueInfo*> vi, vo;
+  VNPU_TRY(NodeValues(node, vi, vo));
+  inputs.clear();
+  outputs.clear();
+  for (const OrtValueInfo* v : vi) {
+    const char* n = "";
+    if (v) VNPU_TRY(ort->GetValueInfoName(v, &n));
+    inputs.push_back(n);
+  }
+  for (const OrtValueInfo* v : vo) {
+    const char* n = "";
+    if (v) VNPU_TRY(ort->GetValueInfoName(v, &n));
+    outputs.push_back(n);
+  }
+  return nullptr;
+}
+
 double Elements(const std::vector<int64_t>& shape) {
   double n = 1;
   for (int64_t d : shape) n *= static_cast<double>(d);
@@ -685,19 +704,8 @@ OrtStatus* CompileOne(VirtualNpuEp* ep, const OrtGraph* graph, CompiledGraph& ou
     VNPU_TRY(ort->Node_GetOperatorType(node, &type));
     VNPU_TRY(ort->Node_GetDomain(node, &domain));
     VNPU_TRY(ort->Node_GetName(node, &name));
-    std::vector<const OrtValueInfo*> vi, vo;
-    VNPU_TRY(NodeValues(node, vi, vo));
     std::vector<const char*> in_names, out_names;
-    for (const OrtValueInfo* v : vi) {
-      const char* n = "";
-      if (v) VNPU_TRY(ort->GetValueInfoName(v, &n));
-      in_names.push_back(n);
-    }
-    for (const OrtValueInfo* v : vo) {
-      const char* n = "";
-      if (v) VNPU_TRY(ort->GetValueInfoName(v, &n));
-      out_names.push_back(n);
-    }
+    VNPU_TRY(NodeValueNames(node, in_names, out_names));
     std::vector<Attr> attrs;
     std::string why;
     VNPU_TRY(CopyAttrs(node, attrs, why));
@@ -794,19 +802,8 @@ OrtStatus* ContextModelPath(VirtualNpuEp* ep, const OrtGraph* graph, std::filesy
 OrtStatus* MakeContextNode(const OrtNode* fused, const std::string& blob_name, const CompiledGraph& g, OrtNode** out) {
   const char* name = nullptr;
   VNPU_TRY(ort->Node_GetName(fused, &name));
-  std::vector<const OrtValueInfo*> vi, vo;
-  VNPU_TRY(NodeValues(fused, vi, vo));
   std::vector<const char*> in_names, out_names;
-  for (const OrtValueInfo* v : vi) {
-    const char* n = "";
-    if (v) VNPU_TRY(ort->GetValueInfoName(v, &n));
-    in_names.push_back(n);
-  }
-  for (const OrtValueInfo* v : vo) {
-    const char* n = "";
-    if (v) VNPU_TRY(ort->GetValueInfoName(v, &n));
-    out_names.push_back(n);
-  }
+  VNPU_TRY(NodeValueNames(fused, in_names, out_names));
   // what Compute needs that the blob does not carry: the throughput model's work and the node count
   std::ostringstream notes;
   notes.precision(17);

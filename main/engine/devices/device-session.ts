@@ -26,11 +26,11 @@ export async function createDeviceSession(model: string | Uint8Array, config: Se
 }
 
 /**
- * The CPU's single session (the default engine): through the C API with I/O binding, whose decode took
- * 0.82–0.94× the time of onnxruntime-node's on the same graphs (bench/gates.ts: the bench's 110M F32, Q8_0,
- * Q4_0 and Q4_K_M, 2 threads, 9 reps in rotating order, 2026-12-02), because a decode step hands nothing over:
- * the KV cache and the outputs stay bound. A profiled session stays on onnxruntime-node (the binding has no
- * profiler).
+ * The CPU's single session (the default engine): through the C API with I/O binding, because a step then hands
+ * nothing over (the KV cache and the outputs stay bound). On the same graphs (bench/gates.ts: the bench's 110M
+ * F32, Q8_0, Q4_0 and Q4_K_M, 2 threads, 7–9 reps in rotating order, three quiet runs on 2026-12-02) its decode
+ * took 0.80–1.02× the time of onnxruntime-node's (median 0.94×; faster in 11 of 12) and a 16-token prefill
+ * 0.58–1.22× (median 0.82×). A profiled session stays on onnxruntime-node (the binding has no profiler).
  */
 export async function createCpuSession(model: string | Uint8Array, config: Omit<SessionConfig, 'ep'>): Promise<OrtSession> {
   if (config.profileFilePrefix !== undefined) return createSession(model, { ...config, ep: 'cpu' })

@@ -26,7 +26,17 @@ export interface Int8Rounding {
 export interface ReferenceOptions {
   /** For a matmul with weight `t`: how its input is rounded to int8 first, or null to use x as is. */
   readonly int8Activations?: (t: Tensor) => Int8Rounding | null
+  /**
+   * For a matmul with weight `t`: another way to compute out[d] = W·x[n] (W8A8 on an integer NPU, w8a8.ts), or
+   * null for the usual one. Asked once per weight and state.
+   */
+  readonly linearOverride?: (t: Tensor) => LinearOverride | null
+  /** Sees each matmul's input x[n] before the product (calibration statistics); must not change it. */
+  readonly observeInput?: (t: Tensor, x: Float32Array) => void
 }
+
+/** A replacement product for one weight: out[d] = W·x[n]. */
+export type LinearOverride = (out: Float32Array, x: Float32Array) => void
 
 /**
  * Activation buffers and the KV cache, sized once from the config (llama2.c's RunState), and the state's
@@ -45,6 +55,8 @@ export interface ReferenceState {
    * Per state, not per tensor: another state over the same weights may have another callback, or none.
    */
   readonly roundings: WeakMap<Tensor, Int8Rounding | null>
+  /** each weight's replacement product, asked of options.linearOverride once */
+  readonly overrides: WeakMap<Tensor, LinearOverride | null>
   /** scratch for the int8-rounded input of a matmul: [max(dim, hiddenDim, qDim)] */
   readonly xq: Float32Array
   /** per layer: [maxSeqLen, nKvHeads*headDim] */
@@ -72,6 +84,7 @@ export function createReferenceState(config: ModelConfig, maxSeqLen: number, opt
     options,
     dequantized: new WeakMap(),
     roundings: new WeakMap(),
+    overrides: new WeakMap(),
     xq: new Float32Array(Math.max(config.dim, config.hiddenDim, qDim)),
     keyCache: Array.from({ length: config.nLayers }, () => new Float32Array(maxSeqLen * kvDim)),
     valueCache: Array.from({ length: config.nLayers }, () => new Float32Array(maxSeqLen * kvDim)),
@@ -142,6 +155,19 @@ export function roundToInt8Blocks(xq: Float32Array, x: Float32Array, n: number, 
 
 /** W (d,n) @ x (n,) -> out (d,) for a model weight, rounding x to int8 blocks first where the options say so. */
 function linear(state: ReferenceState, out: Float32Array, x: Float32Array, w: Tensor, n: number, d: number): void {
+  const { observeInput, linearOverride } = state.options
+  if (observeInput) observeInput(w, x.subarray(0, n))
+  if (linearOverride) {
+    let override = state.overrides.get(w)
+    if (override === undefined) {
+      override = linearOverride(w)
+      state.overrides.set(w, override)
+    }
+    if (override) {
+      override(out.subarray(0, d), x.subarray(0, n))
+      return
+    }
+  }
   const ask = state.options.int8Activations
   let rounding: Int8Rounding | null = null
   if (ask) {

@@ -7,6 +7,9 @@ export class UsageError extends Error {
   override readonly name = 'UsageError'
 }
 
+/** Default and largest corpus tokens `tandem calibrate` runs (the reference forward is slow on purpose). */
+export const CALIBRATE_TOKENS = { default: 2048, max: 1 << 20 } as const
+
 export const HELP = `Usage:
   tandem generate --model PATH [--prompt TEXT] [--max-tokens N] [--temperature T] [--seed S]
                   [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--stop TEXT]...
@@ -16,6 +19,7 @@ export const HELP = `Usage:
   tandem info --model PATH [--tokenizer PATH] [--json]
   tandem serve [--port N] [--data-dir DIR] [--models DIR]... [--no-open] [--token-delay-ms N]
                [--virtual-npu] [--ep-library NAME=PATH]... [--ep-option NAME:KEY=VALUE]...
+  tandem calibrate --model PATH --corpus FILE [--tokens N] [--tokenizer PATH] [--cache-dir DIR] [--json]
   tandem devices [--json] [--no-probe] [--timeout-ms N] [--virtual-npu] [--ep-library NAME=PATH]... [--ep-option NAME:KEY=VALUE]...
 
 PATH is a GGUF file, a llama2.c .bin checkpoint, or a Hugging Face folder (config.json + safetensors).
@@ -31,6 +35,10 @@ placement may use their NPU devices too.
 --threads sets the compute threads per model (default: the CPU's physical cores as the OS reports them).
 --prefill-chunk sets the prompt tokens per graph run (default ${DEFAULT_PREFILL_CHUNK_TOKENS}, at most ${MAX_PREFILL_CHUNK_TOKENS}), with or without
 a placement.
+calibrate prepares W8A8 for integer NPUs: it runs the model's reference forward over the first --tokens tokens
+(default ${CALIBRATE_TOKENS.default}) of a plain-text corpus and stores, beside the compiled graphs and keyed by the model, each layer
+matmul's activation scale, its outlier channels and hot channels, and each layer's importance (llm.npu's shadow).
+The reference is exact and slow: minutes for a model of about 100M parameters.
 devices lists the compute devices (CPU, GPU, NPU) with their status; each is probed with tiny graphs in a child
 process unless --no-probe; --json prints one JSON array. --ep-library registers a plugin execution-provider
 library (VitisAI, OpenVINO, QNN, ...) for this run and lists its devices; --virtual-npu builds (once, with the
@@ -110,7 +118,34 @@ export interface DevicesArgs {
   readonly providers: ProviderArgs
 }
 
-export type CliArgs = GenerateArgs | InfoArgs | ServeArgs | DevicesArgs | { readonly command: 'help' }
+export interface CalibrateArgs {
+  readonly command: 'calibrate'
+  readonly model: string
+  readonly tokenizer?: string
+  readonly corpus: string
+  /** most corpus tokens used */
+  readonly tokens: number
+  readonly cacheDir?: string
+  readonly json: boolean
+}
+
+export type CliArgs = GenerateArgs | InfoArgs | ServeArgs | DevicesArgs | CalibrateArgs | { readonly command: 'help' }
+
+/** Parses the flags of `tandem calibrate`. */
+function parseCalibrate(rest: readonly string[]): CalibrateArgs {
+  const v = parseFlags(rest, { model: { type: 'string' }, tokenizer: { type: 'string' }, corpus: { type: 'string' }, tokens: { type: 'string' }, 'cache-dir': { type: 'string' }, json: { type: 'boolean' } })
+  if (!v.model) throw new UsageError('--model PATH is required')
+  if (!v.corpus) throw new UsageError('--corpus FILE is required')
+  return {
+    command: 'calibrate',
+    model: v.model,
+    tokenizer: v.tokenizer,
+    corpus: v.corpus,
+    tokens: num(v.tokens, 'tokens', CALIBRATE_TOKENS.default, (n) => isInt(n) && n >= 1 && n <= CALIBRATE_TOKENS.max, `an integer from 1 to ${CALIBRATE_TOKENS.max}`),
+    cacheDir: v['cache-dir'],
+    json: v.json ?? false
+  }
+}
 
 function num(value: string | undefined, flag: string, fallback: number, check: (n: number) => boolean, rule: string): number {
   if (value === undefined) return fallback
@@ -136,6 +171,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') return { command: 'help' }
   if (command === 'serve') return parseServe(rest)
   if (command === 'devices') return parseDevices(rest)
+  if (command === 'calibrate') return parseCalibrate(rest)
   if (command !== 'generate' && command !== 'info') throw new UsageError(`unknown command "${command}"`)
   const v = parseFlags(rest, {
     model: { type: 'string', short: 'm' },

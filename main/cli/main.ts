@@ -1,10 +1,12 @@
 /**
  * @file `tandem` command line: `generate` streams a continuation, `info` describes a model, `serve` runs the
- * app in the browser (main/cli/serve.ts), `devices` lists the compute devices (main/cli/devices.ts).
+ * app in the browser (main/cli/serve.ts), `devices` lists the compute devices (main/cli/devices.ts), `calibrate`
+ * prepares W8A8 for integer NPUs (main/cli/calibrate.ts).
  * stdout carries only the result (text or one JSON object); diagnostics go to stderr.
  */
 import { discoverDevices, loadModel, TextModel, type ChatMessage, type GenerationResult, type LoadedModel, type LoadProgress } from '../engine'
 import { HELP, parseCli, UsageError, type GenerateArgs, type InfoArgs } from './args'
+import { calibrateCommand } from './calibrate'
 import { devices } from './devices'
 import { resolveCliPlacement } from './placement'
 import { serve } from './serve'
@@ -20,6 +22,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (args.command === 'info') return await info(args)
     if (args.command === 'serve') return await serve(args)
     if (args.command === 'devices') return await devices(args)
+    if (args.command === 'calibrate') return await calibrateCommand(args)
     return await generate(args)
   } catch (e) {
     if (e instanceof UsageError) {

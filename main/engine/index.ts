@@ -6,12 +6,15 @@ export {
   readFileCapped,
   readTextCapped,
   readWeights,
+  calibrate,
+  type Calibration,
   ModelFormatError,
   type LoadedModel,
   type ModelConfig,
   type LoadOptions,
   type Tokenizer
 } from './model'
+export { calibrationPath, modelFingerprint, readCalibration, resolveGraphCacheDir, writeCalibration } from './graph'
 export {
   ContextOverflowError,
   InvalidLogitsError,

@@ -6,7 +6,9 @@ import { copyFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { writeHfModel } from '../fixtures/hf-writer'
-import { sharedModel, tempDir } from '../helpers/paths'
+import { calibrationPath, modelFingerprint, readCalibration } from '../../main/engine/graph'
+import { loadModel } from '../../main/engine/model'
+import { repoRoot, sharedModel, tempDir } from '../helpers/paths'
 import { onlyJsonLine, runCli, type CliRun } from './run-cli'
 import { PUBLISHED_STORIES260K_IDS, PUBLISHED_STORIES260K_TEXT_START, PUBLISHED_TINYSTORIES_IDS, PUBLISHED_TINYSTORIES_TEXT_START } from '../helpers/published'
 
@@ -154,6 +156,29 @@ describe('tandem generate', () => {
     const shape = await tandem(['devices', '--no-probe', '--ep-option', 'device_type=NPU'])
     expect(shape.code).toBe(2)
     expect(shape.stderr).toContain('--ep-option must be NAME:KEY=VALUE')
+  })
+})
+
+describe('tandem calibrate', () => {
+  it('stores the W8A8 calibration of stories260K under its fingerprint, in the graph cache, readable by the engine', async () => {
+    const r = await tandem(['calibrate', '--model', sharedModel('stories260K/stories260K.gguf'), '--corpus', join(repoRoot, 'eval', 'corpus', 'calibration.txt'), '--tokens', '300', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    const out = onlyJsonLine(r.stdout, { path: expect.any(String) }) as { path: string; tokens: number; matmuls: number; hotChannelShare: number; hotOutlierShare: number; layersByImportance: { layer: number }[] }
+    const model = await loadModel(sharedModel('stories260K/stories260K.gguf'))
+    if (!model.weights) throw new Error('no weights')
+    expect(out.path).toBe(calibrationPath(join(scratch.dir, 'cache'), modelFingerprint({ config: model.config, weights: model.weights })))
+    const stored = await readCalibration(out.path, model.weights)
+    expect(stored.tokens).toBe(out.tokens)
+    expect(out.tokens).toBeGreaterThanOrEqual(300)
+    expect(out.matmuls).toBe(model.config.nLayers * 7)
+    expect(out.layersByImportance.map((l) => l.layer).sort()).toEqual([0, 1, 2, 3, 4])
+    expect(out.hotChannelShare).toBeLessThanOrEqual(0.05)
+    const missing = await tandem(['calibrate', '--model', sharedModel('stories260K/stories260K.gguf'), '--corpus', join(scratch.dir, 'nope.txt')])
+    expect(missing.code).toBe(1)
+    expect(missing.stderr).toContain('nope.txt')
+    const usage = await tandem(['calibrate', '--model', sharedModel('stories260K/stories260K.gguf')])
+    expect(usage.code).toBe(2)
+    expect(usage.stderr).toContain('--corpus FILE is required')
   })
 })
 

@@ -332,28 +332,35 @@ OrtStatus* CopyAttrs(const OrtNode* node, std::vector<Attr>& out, std::string& w
   return nullptr;
 }
 
-// A node's string attribute (`found` false when the node has no such attribute).
-OrtStatus* StringAttr(const OrtNode* node, const char* name, std::string& value, bool& found) {
-  const OrtOpAttr* attr = nullptr;
+// A node's attribute `name` of kind `type`; `attr` null when the node has none (NOT_FOUND is an answer, not a failure).
+OrtStatus* FindAttr(const OrtNode* node, const char* name, OrtOpAttrType type, const char* kind, const OrtOpAttr*& attr) {
+  attr = nullptr;
   OrtStatus* s = ort->Node_GetAttributeByName(node, name, &attr);
-  found = false;
-  value.clear();
   if (s) {
-    // an attribute the node does not have is reported as NOT_FOUND: that is an answer, not a failure
-    bool missing = ort->GetErrorCode(s) == ORT_NOT_FOUND;
-    if (!missing) return s;
+    attr = nullptr;
+    if (ort->GetErrorCode(s) != ORT_NOT_FOUND) return s;
     ort->ReleaseStatus(s);
     return nullptr;
   }
   if (!attr) return nullptr;
-  OrtOpAttrType type;
-  VNPU_TRY(ort->OpAttr_GetType(attr, &type));
-  if (type != ORT_OP_ATTR_STRING) return Fail(std::string(kEpName) + ": attribute " + name + " is not a string");
+  OrtOpAttrType actual;
+  VNPU_TRY(ort->OpAttr_GetType(attr, &actual));
+  if (actual != type) return Fail(std::string(kEpName) + ": attribute " + name + " is not " + kind);
+  return nullptr;
+}
+
+// A node's string attribute (`found` false when the node has no such attribute).
+OrtStatus* StringAttr(const OrtNode* node, const char* name, std::string& value, bool& found) {
+  const OrtOpAttr* attr = nullptr;
+  found = false;
+  value.clear();
+  VNPU_TRY(FindAttr(node, name, ORT_OP_ATTR_STRING, "a string", attr));
+  if (!attr) return nullptr;
   size_t size = 0;
-  OrtStatus* probe = ort->ReadOpAttr(attr, type, nullptr, 0, &size);  // reports the size needed
+  OrtStatus* probe = ort->ReadOpAttr(attr, ORT_OP_ATTR_STRING, nullptr, 0, &size);  // reports the size needed
   if (probe) ort->ReleaseStatus(probe);
   std::vector<char> bytes(size + 1, 0);
-  VNPU_TRY(ort->ReadOpAttr(attr, type, bytes.data(), size, &size));
+  VNPU_TRY(ort->ReadOpAttr(attr, ORT_OP_ATTR_STRING, bytes.data(), size, &size));
   value.assign(bytes.data(), size);
   found = true;
   return nullptr;
@@ -362,20 +369,11 @@ OrtStatus* StringAttr(const OrtNode* node, const char* name, std::string& value,
 // A node's int attribute, `fallback` when it has none.
 OrtStatus* IntAttr(const OrtNode* node, const char* name, int64_t fallback, int64_t& value) {
   const OrtOpAttr* attr = nullptr;
-  OrtStatus* s = ort->Node_GetAttributeByName(node, name, &attr);
   value = fallback;
-  if (s) {
-    bool missing = ort->GetErrorCode(s) == ORT_NOT_FOUND;
-    if (!missing) return s;
-    ort->ReleaseStatus(s);
-    return nullptr;
-  }
+  VNPU_TRY(FindAttr(node, name, ORT_OP_ATTR_INT, "an int", attr));
   if (!attr) return nullptr;
-  OrtOpAttrType type;
-  VNPU_TRY(ort->OpAttr_GetType(attr, &type));
-  if (type != ORT_OP_ATTR_INT) return Fail(std::string(kEpName) + ": attribute " + name + " is not an int");
   size_t size = 0;
-  VNPU_TRY(ort->ReadOpAttr(attr, type, &value, sizeof(value), &size));
+  VNPU_TRY(ort->ReadOpAttr(attr, ORT_OP_ATTR_INT, &value, sizeof(value), &size));
   return nullptr;
 }
 

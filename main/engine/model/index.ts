@@ -29,5 +29,20 @@ export { createDetokenizer, type Detokenizer } from './tokenizer/incremental'
 export { ChatTemplateError, renderChatTemplate, type ChatMessage, type ChatTemplateOptions } from './chat-template'
 export { ropeInvFreq, ropePair } from './rope'
 export { dequantizeRows, f16ToF32, sliceRows, tensorByteLength, tensorRowBytes, tensorRows, tensorToFloat32 } from './tensor'
-export { createReferenceState, referenceForward, type Int8Rounding, type ReferenceState } from './reference'
+export { createReferenceState, referenceForward, type Int8Rounding, type LinearOverride, type ReferenceOptions, type ReferenceState } from './reference'
+export {
+  calibrate,
+  forEachPosition,
+  layerMatmuls,
+  shadowLayers,
+  w8a8Linears,
+  CALIBRATION_VERSION,
+  HOT_OUTLIER_SHARE,
+  MAX_HOT_CHANNEL_SHARE,
+  SCALE_CHANNEL_QUANTILE,
+  type Calibration,
+  type MatmulCalibration,
+  type W8A8Setup
+} from './calibrate'
+export { dequantizePerChannel, makeShadow, quantizeActivation, quantizePerChannel, quantizeTensorPerChannel, w8a8Linear, INT8_MAX, type PerChannelInt8, type QuantizedActivation, type Shadow, type W8A8Linear, type W8A8Run } from './w8a8'
 export { readModelConfig, MAX_CONFIG_DIM } from './config-reader'

@@ -5,7 +5,9 @@
  * an integer NPU runs them) without the shadow, and with llm.npu's shadow outlier execution with 0 / 85 / 100% of
  * the layers pruned. Calibrated on eval/corpus/calibration.txt, scored on eval/corpus/evaluation.txt: mean KL
  * divergence of the next-token distribution to float32, top-1 agreement, perplexity. Also the shadow's memory: the
- * hot channels' float columns vs keeping every outlier channel. Writes eval/results/<date>.{md,json}.
+ * hot channels' float columns vs keeping every outlier channel. And our CPU path's MatMulNBits 8-bit and 4-bit
+ * weights (Q8_0 / Q4_0 blocks, int8 activations per block) through the real compiled graph and ONNX Runtime, so
+ * users see what each quantization costs. Writes eval/results/<date>.{md,json}.
  *
  *   npm run eval [-- --quick]     (--quick: fewer evaluation windows, the same models and methods)
  */
@@ -15,7 +17,13 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { loadModel, type ModelConfig, type ModelWeights } from '../main/engine/model'
 import { calibrate, forEachPosition, layerMatmuls, w8a8Linears, type Calibration, type W8A8Setup } from '../main/engine/model/calibrate'
+import { createCpuSession } from '../main/engine/devices'
+import { compileModel } from '../main/engine/graph'
+import { tensorToFloat32 } from '../main/engine/model'
+import type { LayerWeights, Tensor } from '../main/engine/model/types'
 import { w8a8Linear } from '../main/engine/model/w8a8'
+import { SingleSessionEngine } from '../main/engine/runtime'
+import { encodeTensor } from '../test/fixtures/quantize'
 import { outlierModel } from '../test/fixtures/outlier-model'
 import { Rng } from '../test/fixtures/rng'
 import { sharedModel } from '../test/helpers/paths'
@@ -47,7 +55,7 @@ interface EvalModel {
 
 /** One method of the report. */
 interface Method {
-  readonly method: 'fp32' | 'w8a8' | 'w8a8-shadow'
+  readonly method: 'fp32' | 'w8a8' | 'w8a8-shadow' | 'nbits8' | 'nbits4'
   readonly prunedPercent: number | null
   readonly setup: W8A8Setup | null
 }
@@ -84,7 +92,7 @@ async function trainedModel(id: string, label: string, path: string): Promise<Ev
 
 /** The outlier model: 4 of 256 hidden channels 20–100× larger (outlier-model.ts); seeded token ids, no text. */
 function randomOutlierModel(): EvalModel {
-  const model = outlierModel({ seed: 1311, dim: 256, hiddenDim: 688, nLayers: 6, nHeads: 8, nKvHeads: 4, vocabSize: 512, contextLength: WINDOW }, { channels: 4, minFactor: 20, maxFactor: 100 })
+  const model = outlierModel({ seed: 1311, dim: 256, hiddenDim: 704, nLayers: 6, nHeads: 8, nKvHeads: 4, vocabSize: 512, contextLength: WINDOW }, { channels: 4, minFactor: 20, maxFactor: 100 })
   const ids = (seed: number, n: number): number[][] => {
     const rng = new Rng(seed)
     return Array.from({ length: n }, () => [1, ...Array.from({ length: WINDOW - 1 }, () => 2 + Math.floor(rng.uniform() * 510))])
@@ -110,6 +118,40 @@ function logProbs(m: EvalModel, calibration: Calibration, setup: W8A8Setup | nul
     )
     return out
   })
+}
+
+/** GGML blocks are 32 values along a row: a matrix whose rows are not whole blocks stays float32. */
+const BLOCK = 32
+
+/** `m`'s layer matmuls in Q8_0 or Q4_0 (those whose rows are whole blocks), the rest as they were. */
+function nbitsModel(m: Model, encoding: 'q8_0' | 'q4_0'): { model: Model; quantized: number; total: number } {
+  let quantized = 0
+  let total = 0
+  const encode = (t: Tensor): Tensor => {
+    total++
+    if (t.shape[1] % BLOCK !== 0) return t
+    quantized++
+    return { name: t.name, shape: t.shape, data: { kind: 'ggml', dtype: encoding, bytes: encodeTensor(encoding, tensorToFloat32(t), 'fast') } }
+  }
+  const layers: LayerWeights[] = m.weights.layers.map((l) => ({ ...l, wq: encode(l.wq), wk: encode(l.wk), wv: encode(l.wv), wo: encode(l.wo), wGate: encode(l.wGate), wUp: encode(l.wUp), wDown: encode(l.wDown) }))
+  return { model: { config: m.config, weights: { ...m.weights, layers } }, quantized, total }
+}
+
+/** Log-probabilities of every evaluation position through our compiled CPU graph (the engine's single session). */
+async function graphLogProbs(m: EvalModel, model: Model): Promise<Float64Array[][]> {
+  const compilable = { config: { ...model.config, contextLength: WINDOW }, weights: model.weights }
+  const engine = new SingleSessionEngine(compilable, await createCpuSession(compileModel(compilable, { ropeTableLength: WINDOW }), {}), { contextLength: WINDOW, prefillChunkTokens: 1 })
+  try {
+    const out: Float64Array[][] = []
+    for (const seq of m.evaluation) {
+      const positions: Float64Array[] = []
+      for (let pos = 0; pos < seq.length; pos++) positions.push(logSoftmax(await engine.forward([seq[pos]], pos)))
+      out.push(positions)
+    }
+    return out
+  } finally {
+    await engine.dispose()
+  }
 }
 
 interface Row {
@@ -155,13 +197,23 @@ async function main(): Promise<void> {
   ]
   const rows: Row[] = []
   const memory: Record<string, ReturnType<typeof shadowMemory>> = {}
+  const quantizedShare: Record<string, { quantized: number; total: number }> = {}
   for (const m of models) {
     const t0 = performance.now()
     const calibration = calibrate(m.model, m.calibration)
     memory[m.id] = shadowMemory(m, calibration)
     const reference = logProbs(m, calibration, null)
-    for (const method of METHODS) {
-      const got = method.setup === null ? reference : logProbs(m, calibration, method.setup)
+    const nbits: Method[] = []
+    const nbitsProbs = new Map<Method, Float64Array[][]>()
+    for (const [method, encoding] of [['nbits8', 'q8_0'], ['nbits4', 'q4_0']] as const) {
+      const q = nbitsModel(m.model, encoding)
+      const entry: Method = { method, prunedPercent: null, setup: null }
+      nbits.push(entry)
+      nbitsProbs.set(entry, await graphLogProbs(m, q.model))
+      quantizedShare[`${m.id}/${method}`] = { quantized: q.quantized, total: q.total }
+    }
+    for (const method of [...METHODS, ...nbits]) {
+      const got = nbitsProbs.get(method) ?? (method.setup === null ? reference : logProbs(m, calibration, method.setup))
       const agreement = new Agreement()
       m.evaluation.forEach((seq, w) => got[w].forEach((lp, pos) => agreement.add(reference[w][pos], lp, pos + 1 < seq.length ? seq[pos + 1] : null)))
       const r = agreement.result
@@ -174,19 +226,37 @@ async function main(): Promise<void> {
   const base = quick ? `${date}-quick` : date
   const outDir = values.out ?? join(EVAL_DIR, 'results')
   await mkdir(outDir, { recursive: true })
-  const json = { schema: 1, startedAt: started.toISOString(), quick, window: WINDOW, calibrationWindows: CAL_WINDOWS, evaluationWindows: EVAL_WINDOWS, rows, shadowMemory: memory }
+  const json = { schema: 1, startedAt: started.toISOString(), quick, window: WINDOW, calibrationWindows: CAL_WINDOWS, evaluationWindows: EVAL_WINDOWS, rows, shadowMemory: memory, nbitsQuantizedMatmuls: quantizedShare }
   await writeFile(join(outDir, `${base}.json`), `${JSON.stringify(json, null, 2)}\n`)
-  const md = render(models, rows, memory, base)
+  const md = render(models, rows, memory, quantizedShare, base)
   await writeFile(join(outDir, `${base}.md`), md)
   process.stdout.write(md)
 }
 
-function render(models: readonly EvalModel[], rows: readonly Row[], memory: Record<string, ReturnType<typeof shadowMemory>>, base: string): string {
-  const name = (r: Row): string => (r.method === 'w8a8-shadow' ? `W8A8 + shadow, ${r.prunedPercent}% of layers pruned` : r.method === 'w8a8' ? 'W8A8, no shadow' : 'float32')
+const METHOD_NAMES: Readonly<Record<Method['method'], string>> = {
+  fp32: 'float32',
+  w8a8: 'W8A8, no shadow',
+  'w8a8-shadow': 'W8A8 + shadow',
+  nbits8: 'CPU MatMulNBits 8-bit (Q8_0, compiled graph)',
+  nbits4: 'CPU MatMulNBits 4-bit (Q4_0, compiled graph)'
+}
+
+function render(
+  models: readonly EvalModel[],
+  rows: readonly Row[],
+  memory: Record<string, ReturnType<typeof shadowMemory>>,
+  quantized: Record<string, { quantized: number; total: number }>,
+  base: string
+): string {
+  const name = (r: Row): string => {
+    const q = quantized[`${r.model}/${r.method}`]
+    const partial = q !== undefined && q.quantized < q.total ? ` (${q.quantized} of ${q.total} matmuls; the rest are not whole ${BLOCK}-value blocks)` : ''
+    return r.method === 'w8a8-shadow' ? `${METHOD_NAMES[r.method]}, ${r.prunedPercent}% of layers pruned` : `${METHOD_NAMES[r.method]}${partial}`
+  }
   const lines = [
     `# Tandem eval (${base})`,
     '',
-    `Reference forward, ${WINDOW}-token windows from position 0; calibrated on ${CAL_WINDOWS} windows of eval/corpus/calibration.txt, scored on ${EVAL_WINDOWS} of eval/corpus/evaluation.txt (the random model: seeded token ids). W8A8 covers every layer matmul (q, k, v, o, gate, up, down); embeddings and the lm-head stay float32. The shadow repairs hot-channel outliers from float columns and cold ones by the float fallback.`,
+    `Reference forward, ${WINDOW}-token windows from position 0; calibrated on ${CAL_WINDOWS} windows of eval/corpus/calibration.txt, scored on ${EVAL_WINDOWS} of eval/corpus/evaluation.txt (the random model: seeded token ids). W8A8 and the MatMulNBits rows cover every layer matmul (q, k, v, o, gate, up, down); embeddings and the lm-head stay float32. The shadow repairs hot-channel outliers from float columns and cold ones by the float fallback. The MatMulNBits rows run the real compiled graph through ONNX Runtime (int8 activations per 32-value block, as the CPU path runs quantized models).`,
     ''
   ]
   for (const m of models) {

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { calibrate, forEachPosition, layerMatmuls, shadowLayers, w8a8Linears, type W8A8Setup } from '../../main/engine/model/calibrate'
-import { dequantizePerChannel, makeShadow, quantizeActivation, quantizePerChannel, w8a8Linear, type W8A8Linear } from '../../main/engine/model/w8a8'
+import { activationSteps, dequantizePerChannel, makeShadow, quantizeActivation, quantizePerChannel, w8a8Linear, type W8A8Linear } from '../../main/engine/model/w8a8'
 import { Agreement, logSoftmax } from '../../eval/metrics'
 import { outlierModel } from '../fixtures/outlier-model'
 import { Rng } from '../fixtures/rng'
@@ -35,7 +35,7 @@ function unclipped(lin: W8A8Linear, x: Float32Array): Float64Array {
   const s = lin.activationScale
   return Float64Array.from({ length: ROWS }, (_, i) => {
     let y = 0
-    for (let k = 0; k < COLS; k++) y += w[i * COLS + k] * s * Math.sign(x[k]) * Math.round(Math.abs(x[k]) / s)
+    for (let k = 0; k < COLS; k++) y += w[i * COLS + k] * s * activationSteps(x[k], s)
     return y
   })
 }
@@ -45,11 +45,11 @@ describe('W8A8 with the shadow', () => {
   const x = activation()
   const scale = 0.02
 
-  it('clips the outliers to ±127 steps and keeps what they lose as the remainder', () => {
+  it('saturates the outliers to the int8 range, as QuantizeLinear does, and keeps what they lose as the remainder', () => {
     const a = quantizeActivation(x, scale)
     expect(a.clipped).toEqual([3, 17, 40])
     expect(a.xq[3]).toBe(127)
-    expect(a.xq[17]).toBe(-127)
+    expect(a.xq[17]).toBe(-128)
     expect(a.remainder[3]).toBeCloseTo(scale * (Math.round(31.7 / scale) - 127), 4)
     expect(a.remainder[5]).toBe(0)
   })

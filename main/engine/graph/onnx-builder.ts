@@ -24,12 +24,13 @@ export const MS_DOMAIN = 'com.microsoft'
 export const MAX_PROTO_BYTES = 2 * 1024 ** 3 - 64 * 1024 ** 2
 
 /** Element types used in our graphs. */
-export type ElemType = 'float32' | 'int64' | 'uint8' | 'bool'
+export type ElemType = 'float32' | 'int64' | 'uint8' | 'int8' | 'bool'
 
 const ELEM_TYPE_CODES: Readonly<Record<ElemType, number>> = {
   float32: onnx.TensorProto.DataType.FLOAT,
   int64: onnx.TensorProto.DataType.INT64,
   uint8: onnx.TensorProto.DataType.UINT8,
+  int8: onnx.TensorProto.DataType.INT8,
   bool: onnx.TensorProto.DataType.BOOL
 }
 

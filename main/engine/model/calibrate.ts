@@ -12,7 +12,7 @@
 import { createReferenceState, referenceForward, type ReferenceOptions } from './reference'
 import { tensorToFloat32 } from './tensor'
 import type { ModelConfig, ModelWeights, Tensor } from './types'
-import { INT8_MAX, makeShadow, quantizeTensorPerChannel, type W8A8Linear } from './w8a8'
+import { activationSteps, INT8_MAX, INT8_MIN, makeShadow, quantizeTensorPerChannel, type W8A8Linear } from './w8a8'
 
 /** Calibration's format version (stored with the compiled model). */
 export const CALIBRATION_VERSION = 1
@@ -112,11 +112,12 @@ export function calibrate(model: Model, sequences: ReadonlyArray<readonly number
       const clipped: number[] = []
       const e: number[] = []
       for (let k = 0; k < n; k++) {
-        const r = Math.round(Math.abs(x[k]) / scale)
-        if (r > INT8_MAX) {
+        const r = activationSteps(x[k], scale)
+        const q = Math.max(INT8_MIN, Math.min(INT8_MAX, r))
+        if (q !== r) {
           c[k]++
           clipped.push(k)
-          e.push(Math.sign(x[k]) * (r - INT8_MAX) * scale)
+          e.push((r - q) * scale)
         }
       }
       let lostSq = 0

@@ -44,5 +44,5 @@ export {
   type MatmulCalibration,
   type W8A8Setup
 } from './calibrate'
-export { dequantizePerChannel, makeShadow, quantizeActivation, quantizePerChannel, quantizeTensorPerChannel, w8a8Linear, INT8_MAX, type PerChannelInt8, type QuantizedActivation, type Shadow, type W8A8Linear, type W8A8Run } from './w8a8'
+export { activationSteps, dequantizePerChannel, makeShadow, quantizeActivation, quantizePerChannel, quantizeTensorPerChannel, w8a8Linear, w8a8OutputScales, INT8_MAX, INT8_MIN, type PerChannelInt8, type QuantizedActivation, type Shadow, type W8A8Linear, type W8A8Run } from './w8a8'
 export { readModelConfig, MAX_CONFIG_DIM } from './config-reader'

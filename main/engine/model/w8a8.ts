@@ -13,8 +13,9 @@
 import { tensorToFloat32 } from './tensor'
 import type { Tensor } from './types'
 
-/** The largest int8 magnitude used (symmetric: −127..127, so 0 is exact and the range has no odd end). */
+/** The int8 range: weights use −127..127 (symmetric), activations saturate to −128..127 as QuantizeLinear does. */
 export const INT8_MAX = 127
+export const INT8_MIN = -128
 
 /** A weight [d, n] as an integer NPU holds it: int8 values and one scale per output row. */
 export interface PerChannelInt8 {
@@ -50,7 +51,7 @@ export function dequantizePerChannel(q: PerChannelInt8): Float32Array {
 
 /** One activation quantized per tensor: the int8 values the NPU gets and the outliers' remainder. */
 export interface QuantizedActivation {
-  /** [n] in −127..127 */
+  /** [n] in −128..127 */
   readonly xq: Int32Array
   /** [n] sx · (round(x / sx) − xq): zero except where x clipped */
   readonly remainder: Float32Array
@@ -58,27 +59,35 @@ export interface QuantizedActivation {
   readonly clipped: readonly number[]
 }
 
-/** Rounds `x` to multiples of `scale` (half away from zero, as Math.round on |x|) and clips at ±127. */
-export function quantizeActivation(x: Float32Array, scale: number): QuantizedActivation {
-  if (!(scale > 0) || !Number.isFinite(scale)) throw new RangeError(`an activation scale must be a positive number, got ${scale}`)
+/** round(x / scale) as QuantizeLinear computes it: the float32 quotient, rounded half to even (not yet saturated). */
+export function activationSteps(x: number, scale: number): number {
+  const v = Math.fround(x / scale)
+  const r = Math.round(v)
+  // Math.round rounds halves up; ties go to the even neighbour
+  return r - v === 0.5 && r % 2 !== 0 ? r - 1 : r
+}
+
+/**
+ * QuantizeLinear of `x` at `scale` (zero point 0) and what saturation cut off, as the shadow's remainder. The
+ * scale is a float32 in a graph, so it is rounded to one here too.
+ */
+export function quantizeActivation(x: Float32Array, activationScale: number): QuantizedActivation {
+  const scale = Math.fround(activationScale)
+  if (!(scale > 0) || !Number.isFinite(scale)) throw new RangeError(`an activation scale must be a positive float32, got ${activationScale}`)
   const n = x.length
   const xq = new Int32Array(n)
   const remainder = new Float32Array(n)
   const clipped: number[] = []
   for (let k = 0; k < n; k++) {
-    const r = roundHalfAway(x[k] / scale)
-    const c = Math.max(-INT8_MAX, Math.min(INT8_MAX, r))
+    const r = activationSteps(x[k], scale)
+    const c = Math.max(INT8_MIN, Math.min(INT8_MAX, r))
     xq[k] = c
     if (c !== r) {
-      remainder[k] = scale * (r - c)
+      remainder[k] = Math.fround(Math.fround(r - c) * scale)
       clipped.push(k)
     }
   }
   return { xq, remainder, clipped }
-}
-
-function roundHalfAway(v: number): number {
-  return Math.sign(v) * Math.round(Math.abs(v))
 }
 
 /** How one W8A8 matmul runs: its int8 weight, its calibrated activation scale, and its shadow (null: pruned). */
@@ -121,14 +130,16 @@ export interface W8A8Run {
  * Exact integer accumulation of the NPU part (int32 sums of int8 products fit any n ≤ 2^16).
  */
 export function w8a8Linear(out: Float32Array, x: Float32Array, lin: W8A8Linear): W8A8Run {
-  const { weight: w, activationScale: sx } = lin
+  const { weight: w } = lin
+  const sx = Math.fround(lin.activationScale)
   if (x.length !== w.cols || out.length < w.rows) throw new RangeError(`a [${w.rows}, ${w.cols}] W8A8 product needs x [${w.cols}], got [${x.length}]`)
   const a = quantizeActivation(x, sx)
   for (let i = 0; i < w.rows; i++) {
     let acc = 0
     const row = i * w.cols
     for (let k = 0; k < w.cols; k++) acc += w.values[row + k] * a.xq[k]
-    out[i] = w.scales[i] * sx * acc
+    // MatMulInteger's int32, cast to float32, times the float32 constant sx · sw_i (w8a8OutputScales)
+    out[i] = Math.fround(Math.fround(acc) * Math.fround(sx * w.scales[i]))
   }
   const shadow = lin.shadow
   let repairedHot = 0
@@ -160,6 +171,12 @@ function binarySearch(sorted: readonly number[], v: number): number {
     else hi = mid - 1
   }
   return -1
+}
+
+/** The float32 constants a graph multiplies MatMulInteger's sums by: sx · sw_i per output channel. */
+export function w8a8OutputScales(lin: Pick<W8A8Linear, 'weight' | 'activationScale'>): Float32Array {
+  const sx = Math.fround(lin.activationScale)
+  return Float32Array.from(lin.weight.scales, (sw) => Math.fround(sx * sw))
 }
 
 /** The weight of `t` [d, n] quantized per channel (a model matrix: rows are outputs). */

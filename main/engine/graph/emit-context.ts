@@ -37,6 +37,12 @@ export interface GraphOptions {
    * [1, staticRows, width] and the runtime pads a shorter chunk. null (the default): a dynamic "seq" dimension.
    */
   readonly staticRows?: number | null
+  /**
+   * W8A8 for an integer NPU: the calibrated per-tensor activation scale of each layer matmul, by weight name;
+   * those matmuls become QuantizeLinear → MatMulInteger (per-channel int8 weights) → Cast → Mul, the arithmetic of
+   * model/w8a8.ts. null (the default): float or MatMulNBits matmuls.
+   */
+  readonly w8a8?: Readonly<Record<string, number>> | null
 }
 
 /** GraphOptions with every default filled in (what the compiler and the cache key use). */
@@ -46,7 +52,11 @@ export type ResolvedGraphOptions = Required<GraphOptions>
 export function resolveGraphOptions(options: GraphOptions): ResolvedGraphOptions {
   const staticRows = options.staticRows ?? null
   if (staticRows !== null && (!Number.isInteger(staticRows) || staticRows < 1)) throw new RangeError(`staticRows must be a positive integer or null, got ${staticRows}`)
-  return { ropeTableLength: options.ropeTableLength, int8Activations: options.int8Activations ?? true, target: options.target ?? 'cpu', staticRows }
+  const w8a8 = options.w8a8 ?? null
+  if (w8a8 !== null) {
+    for (const [name, scale] of Object.entries(w8a8)) if (!(scale > 0) || !Number.isFinite(scale)) throw new RangeError(`w8a8 scale of ${name} must be a positive number, got ${scale}`)
+  }
+  return { ropeTableLength: options.ropeTableLength, int8Activations: options.int8Activations ?? true, target: options.target ?? 'cpu', staticRows, w8a8 }
 }
 
 /** A residual sum a + b that no op has computed yet. */

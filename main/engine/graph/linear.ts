@@ -5,7 +5,7 @@
  * matmul over their concatenated rows when they share an encoding — one kernel launch instead of three,
  * and the same values, so the results are unchanged.
  */
-import { dequantizeRows, tensorToFloat32, type Int8Rounding, type Tensor } from '../model'
+import { dequantizeRows, quantizePerChannel, tensorToFloat32, w8a8OutputScales, type Int8Rounding, type Tensor } from '../model'
 import type { EmitContext, GraphOptions } from './emit-context'
 import { MS_DOMAIN } from './onnx-builder'
 import { int8GroupsFitNBits, packNBits, sliceNBitsCols, sliceNBitsRows, type NBitsWeight } from './quant-pack'
@@ -248,6 +248,36 @@ function emitFused(ctx: EmitContext, x: string, ws: readonly Operand[], factors:
 }
 
 /**
+ * x [.., K] · Wᵀ as an integer NPU computes it (model/w8a8.ts): x quantized per tensor at the calibrated
+ * `activationScale` (QuantizeLinear), the int8 weight quantized per output channel (MatMulInteger), the int32
+ * sums times sx · sw (· factor) in float32.
+ */
+function emitW8A8(ctx: EmitContext, x: string, w: Operand, activationScale: number, factor: number, label: string): string {
+  const b = ctx.b
+  const weight = quantizePerChannel(w.dense(), w.n, w.k)
+  const wT = new Int8Array(w.k * w.n)
+  for (let i = 0; i < w.n; i++) for (let k = 0; k < w.k; k++) wT[k * w.n + i] = weight.values[i * w.k + k]
+  const scales = w8a8OutputScales({ weight, activationScale })
+  const q = b.op('QuantizeLinear', [x, b.f32(`${label}.sx`, [], Float32Array.of(activationScale)), b.initializer(`${label}.zero`, 'int8', [], new Uint8Array(1))], { name: `${label}/quantize` })
+  const acc = b.op('MatMulInteger', [q, b.initializer(`${label}.weight_int8_t`, 'int8', [w.k, w.n], new Uint8Array(wT.buffer))], { name: `${label}/matmul_integer` })
+  const sums = b.op('Cast', [acc], { name: `${label}/to_float`, attrs: { to: { int: 1 } } })
+  return b.op('Mul', [sums, b.f32(`${label}.out_scales`, [w.n], factor === 1 ? scales : scales.map((s) => Math.fround(s * factor)))], { name: `${label}/scale` })
+}
+
+/** The activation scales of `ws` under W8A8, or null when the graph has none; refuses a part-covered group. */
+function w8a8Scales(ctx: EmitContext, weights: readonly WeightOperand[]): number[] | null {
+  const table = ctx.options.w8a8 ?? null
+  if (table === null) return null
+  const names = weights.map((w) => ('tensor' in w ? w.tensor : w).name)
+  const scales = names.map((n) => table[n])
+  if (scales.every((s) => s === undefined)) return null
+  const missing = names.filter((_, i) => scales[i] === undefined)
+  if (missing.length > 0) throw new Error(`W8A8: no activation scale for ${missing.join(', ')}`)
+  if (weights.some((w) => 'tensor' in w)) throw new Error(`W8A8 takes whole weights, not partition parts (${names.join(', ')})`)
+  return scales.map((s) => s ?? 0)
+}
+
+/**
  * Emits x [.., K] · Wᵢᵀ (+ bᵢ), times `factors[i]` (default 1; folded into the weights, so free), for
  * each weight Wᵢ [Nᵢ, K] of `ws` (whole tensors or slices) -> one output [.., Nᵢ] each; `labels` name the
  * nodes and initializers (e.g. "layer3.wq"). Fused into one matmul and a Split when the weights share a
@@ -275,6 +305,13 @@ export function emitLinears(
   const biasValues = (i: number): Float32Array => {
     const v = bs[i] ?? new Float32Array(ws[i].n)
     return factors[i] === 1 ? v : v.map((e) => e * factors[i])
+  }
+  const w8a8 = w8a8Scales(ctx, weights)
+  if (w8a8 !== null) {
+    return ws.map((w, i) => {
+      const y = emitW8A8(ctx, x, w, w8a8[i], factors[i], labels[i])
+      return bs[i] ? b.op('Add', [y, b.f32(`${labels[i]}.bias`, [w.n], biasValues(i))], { name: `${labels[i]}/bias` }) : y
+    })
   }
   const fused = ws.length > 1 ? emitFused(ctx, x, ws, factors, labels.join('+')) : null
   if (!fused) {

@@ -16,12 +16,11 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { loadModel, type ModelConfig, type ModelWeights } from '../main/engine/model'
-import { calibrate, forEachPosition, layerMatmuls, w8a8Linears, type Calibration, type W8A8Setup } from '../main/engine/model/calibrate'
+import { calibrate, forEachPosition, layerMatmuls, w8a8Linears, w8a8Reference, type Calibration, type W8A8Setup } from '../main/engine/model/calibrate'
 import { createCpuSession } from '../main/engine/devices'
 import { compileModel } from '../main/engine/graph'
 import { tensorToFloat32 } from '../main/engine/model'
 import type { LayerWeights, Tensor } from '../main/engine/model/types'
-import { w8a8Linear } from '../main/engine/model/w8a8'
 import { SingleSessionEngine } from '../main/engine/runtime'
 import { encodeTensor } from '../test/fixtures/quantize'
 import { outlierModel } from '../test/fixtures/outlier-model'
@@ -105,17 +104,7 @@ function logProbs(m: EvalModel, calibration: Calibration, setup: W8A8Setup | nul
   const linears = setup === null ? null : w8a8Linears(m.model, calibration, setup)
   return m.evaluation.map((seq) => {
     const out: Float64Array[] = []
-    forEachPosition(
-      m.model,
-      seq,
-      {
-        linearOverride: (t) => {
-          const lin = linears?.get(t)
-          return lin === undefined ? null : (y, x) => void w8a8Linear(y, x, lin)
-        }
-      },
-      (_, logits) => out.push(logSoftmax(logits))
-    )
+    forEachPosition(m.model, seq, linears === null ? {} : w8a8Reference(linears), (_, logits) => out.push(logSoftmax(logits)))
     return out
   })
 }

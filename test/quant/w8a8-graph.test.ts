@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest'
 import { createCpuSession } from '../../main/engine/devices'
 import { compileModel } from '../../main/engine/graph'
-import { calibrate, createReferenceState, referenceForward, w8a8Linear, w8a8Linears } from '../../main/engine/model'
+import { calibrate, createReferenceState, referenceForward, w8a8Linears, w8a8Reference } from '../../main/engine/model'
 import { SingleSessionEngine } from '../../main/engine/runtime'
 import { outlierModel } from '../fixtures/outlier-model'
 import { Rng } from '../fixtures/rng'
@@ -31,12 +31,7 @@ describe('a W8A8-compiled model', () => {
     expect(Buffer.from(bytes).includes('MatMulInteger')).toBe(true)
     const engine = new SingleSessionEngine(model, await createCpuSession(bytes, { intraOpThreads: 1 }), { contextLength: CONTEXT, prefillChunkTokens: 1 })
     const linears = w8a8Linears(model, calibration, { shadow: false, prunedPercent: 0 })
-    const w8a8 = createReferenceState(model.config, CONTEXT, {
-      linearOverride: (t) => {
-        const lin = linears.get(t)
-        return lin === undefined ? null : (out, x) => void w8a8Linear(out, x, lin)
-      }
-    })
+    const w8a8 = createReferenceState(model.config, CONTEXT, w8a8Reference(linears))
     const float = createReferenceState(model.config, CONTEXT)
     let worst = 0
     let fromFloat = 0

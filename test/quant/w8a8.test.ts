@@ -5,7 +5,7 @@
  * what clipping costs a whole forward pass of that model.
  */
 import { describe, expect, it } from 'vitest'
-import { calibrate, forEachPosition, layerMatmuls, shadowLayers, w8a8Linears, type W8A8Setup } from '../../main/engine/model/calibrate'
+import { calibrate, forEachPosition, layerMatmuls, shadowLayers, w8a8Linears, w8a8Reference, type W8A8Setup } from '../../main/engine/model/calibrate'
 import { activationSteps, dequantizePerChannel, makeShadow, quantizeActivation, quantizePerChannel, w8a8Linear, type W8A8Linear } from '../../main/engine/model/w8a8'
 import { Agreement, logSoftmax } from '../../eval/metrics'
 import { outlierModel } from '../fixtures/outlier-model'
@@ -107,12 +107,7 @@ describe('calibration and the shadow on a model with outlier channels', () => {
     forEachPosition(
       model,
       tokens,
-      {
-        linearOverride: (t) => {
-          const lin = linears?.get(t)
-          return lin === undefined ? null : (out, x) => void w8a8Linear(out, x, lin)
-        }
-      },
+      linears === null ? {} : w8a8Reference(linears),
       (pos, logits) => agreement.add(float[pos], logSoftmax(logits), pos + 1 < tokens.length ? tokens[pos + 1] : null)
     )
     return agreement.result

@@ -12,7 +12,7 @@
 import { createReferenceState, referenceForward, type ReferenceOptions } from './reference'
 import { tensorToFloat32 } from './tensor'
 import type { ModelConfig, ModelWeights, Tensor } from './types'
-import { activationSteps, INT8_MAX, INT8_MIN, makeShadow, quantizeTensorPerChannel, type W8A8Linear } from './w8a8'
+import { activationSteps, INT8_MAX, INT8_MIN, makeShadow, quantizeTensorPerChannel, w8a8Linear, type W8A8Linear } from './w8a8'
 
 /** Calibration's format version (stored with the compiled model). */
 export const CALIBRATION_VERSION = 1
@@ -180,6 +180,16 @@ export interface W8A8Setup {
   readonly prunedPercent: number
   /** repair outliers outside the hot channels too (exact); default true */
   readonly coldFallback?: boolean
+}
+
+/** Reference options that run the matmuls of `linears` in W8A8 (the rest as usual). */
+export function w8a8Reference(linears: ReadonlyMap<Tensor, W8A8Linear>): ReferenceOptions {
+  return {
+    linearOverride: (t) => {
+      const lin = linears.get(t)
+      return lin === undefined ? null : (out, x) => void w8a8Linear(out, x, lin)
+    }
+  }
 }
 
 /** Each layer matmul as a W8A8Linear per `setup` (the lm-head and embeddings stay float). */

@@ -36,6 +36,7 @@ export {
   layerMatmuls,
   shadowLayers,
   w8a8Linears,
+  w8a8Reference,
   CALIBRATION_VERSION,
   HOT_OUTLIER_SHARE,
   MAX_HOT_CHANNEL_SHARE,

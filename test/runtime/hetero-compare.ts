@@ -5,7 +5,7 @@
  */
 import type { DeviceInfo } from '../../main/engine/devices'
 import { int8ActivationBlock, int8RoundingOf, type CompilableModel, type GraphOptions } from '../../main/engine/graph'
-import { createReferenceState, referenceForward } from '../../main/engine/model/reference'
+import { createReferenceState, referenceForward, type ReferenceOptions } from '../../main/engine/model/reference'
 import type { Placement } from '../../main/engine/plan'
 import { DeviceWorkersEngine } from '../../main/engine/runtime/hetero/device-workers-engine'
 import type { DeviceUsage } from '../../main/engine/runtime/usage'
@@ -34,6 +34,10 @@ export interface HeteroCompareOptions {
   readonly int8Activations?: boolean
   /** the reference rounds matmul inputs to int8 where the CPU graph does (default: when the graph does) */
   readonly emulateInt8?: boolean
+  /** compile the layer matmuls as W8A8 at these activation scales (GraphOptions.w8a8) */
+  readonly w8a8?: Readonly<Record<string, number>>
+  /** the reference's options instead of the int8 emulation (e.g. w8a8Reference) */
+  readonly reference?: ReferenceOptions
 }
 
 /** Prefills `prompt`, then decodes `decodeSteps` greedy tokens on `placement`, comparing with the reference. */
@@ -46,9 +50,9 @@ export async function compareHetero(
   options: HeteroCompareOptions = {}
 ): Promise<HeteroComparison> {
   const contextLength = Math.min(model.config.contextLength, prompt.length + decodeSteps + 1)
-  const graph: GraphOptions = { ropeTableLength: contextLength, int8Activations: options.int8Activations ?? true }
+  const graph: GraphOptions = { ropeTableLength: contextLength, int8Activations: options.int8Activations ?? true, w8a8: options.w8a8 ?? null }
   const emulate = options.emulateInt8 ?? graph.int8Activations
-  const state = createReferenceState(model.config, contextLength, emulate ? { int8Activations: (t) => int8RoundingOf(t, graph) } : {})
+  const state = createReferenceState(model.config, contextLength, options.reference ?? (emulate ? { int8Activations: (t) => int8RoundingOf(t, graph) } : {}))
   const w = model.weights
   const int8Matmuls = [w.output, ...w.layers.flatMap((l) => [l.wq, l.wk, l.wv, l.wo, l.wGate, l.wUp, l.wDown])].filter((t) => int8ActivationBlock(t, graph) !== null).length
   const t0 = performance.now()

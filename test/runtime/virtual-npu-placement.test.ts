@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest'
 import { discoverDevices, discoverEpDevices, OrtCRuntime, registerVirtualNpu, VIRTUAL_NPU_EP, virtualNpuStats, type DeviceInfo, type RegisteredLibrary } from '../../main/engine/devices'
-import { loadModel } from '../../main/engine/model'
+import { calibrate, loadModel, w8a8Linears, w8a8Reference } from '../../main/engine/model'
 import { buildPreset } from '../../main/engine/plan'
 import { compilerSkipReason } from '../devices/compiler'
 import { EXACT_TOLERANCE } from '../graph/compare'
@@ -17,6 +17,8 @@ import { compareHetero } from './hetero-compare'
 /** BOS + the first 40 published ids: 41 tokens, prefilled in chunks of 32, the NPU's shortest (the last one padded from 9). */
 const PROMPT = [1, ...PUBLISHED_STORIES260K_IDS.slice(0, 40)]
 const CHUNK = 32
+/** W8A8 against the reference's W8A8: relative to the largest logit (see the test) */
+const W8A8_TOLERANCE = 0.02
 
 let devices: DeviceInfo[] = []
 let npu: RegisteredLibrary
@@ -62,5 +64,23 @@ describe.skipIf(compilerSkipReason !== null)('prefill on the virtual NPU, decode
     expect(after.graphsCompiled).toBeGreaterThan(before.graphsCompiled)
     const npuUsage = r.usage.devices.find((d) => d.id === npuId)
     expect(npuUsage?.busyMs ?? 0).toBeGreaterThan(0)
+  }, 180_000)
+
+  it('stories260K in W8A8: the NPU runs its static prefill segments as QuantizeLinear → MatMulInteger, matching the reference’s W8A8', async () => {
+    const npuDevice = devices.find((d) => d.ep === VIRTUAL_NPU_EP)
+    const { placement } = buildPreset('npu-prefill-gpu-decode', stories.config, devices, { prefillChunkTokens: CHUNK })
+    const calibration = calibrate(stories, [PROMPT])
+    const scales = Object.fromEntries(Object.entries(calibration.matmuls).map(([name, m]) => [name, m.scale]))
+    const linears = w8a8Linears(stories, calibration, { shadow: false, prunedPercent: 0 })
+    const before = virtualNpuStats(npu.path)
+    // the NPU's sessions refuse CPU fallback: compiling its segments at all proves it took every W8A8 op
+    const r = await compareHetero(stories, placement, devices, PROMPT, 8, { w8a8: scales, reference: w8a8Reference(linears) })
+    const after = virtualNpuStats(npu.path)
+    expect(r.top1Equal).toBe(true)
+    // not to float rounding: an activation within a rounding error of a half step goes to the other int8 step when the
+    // NPU's fused norm differs from the reference's in the last bit, and moves that matmul's output by sx·|w|
+    expect(r.maxAbsDiff).toBeLessThan(W8A8_TOLERANCE * r.logitScale)
+    expect(after.graphRuns - before.graphRuns).toBeGreaterThanOrEqual(2)
+    expect(r.usage.devices.find((d) => d.id === npuDevice?.id)?.busyMs ?? 0).toBeGreaterThan(0)
   }, 180_000)
 })

@@ -39,7 +39,7 @@ export interface GraphOptions {
   readonly staticRows?: number | null
   /**
    * W8A8 for an integer NPU: the calibrated per-tensor activation scale of each layer matmul, by weight name;
-   * those matmuls become QuantizeLinear → MatMulInteger (per-channel int8 weights) → Cast → Mul, the arithmetic of
+   * those matmuls become QuantizeLinear → MatMulInteger (per-channel int8 weights) → DequantizeLinear, the arithmetic of
    * model/w8a8.ts. null (the default): float or MatMulNBits matmuls.
    */
   readonly w8a8?: Readonly<Record<string, number>> | null

@@ -250,7 +250,7 @@ function emitFused(ctx: EmitContext, x: string, ws: readonly Operand[], factors:
 /**
  * x [.., K] · Wᵀ as an integer NPU computes it (model/w8a8.ts): x quantized per tensor at the calibrated
  * `activationScale` (QuantizeLinear), the int8 weight quantized per output channel (MatMulInteger), the int32
- * sums times sx · sw (· factor) in float32.
+ * sums times sx · sw (· factor) in float32 (DequantizeLinear per output channel).
  */
 function emitW8A8(ctx: EmitContext, x: string, w: Operand, activationScale: number, factor: number, label: string): string {
   const b = ctx.b
@@ -260,8 +260,9 @@ function emitW8A8(ctx: EmitContext, x: string, w: Operand, activationScale: numb
   const scales = w8a8OutputScales({ weight, activationScale })
   const q = b.op('QuantizeLinear', [x, b.f32(`${label}.sx`, [], Float32Array.of(activationScale)), b.initializer(`${label}.zero`, 'int8', [], new Uint8Array(1))], { name: `${label}/quantize` })
   const acc = b.op('MatMulInteger', [q, b.initializer(`${label}.weight_int8_t`, 'int8', [w.k, w.n], new Uint8Array(wT.buffer))], { name: `${label}/matmul_integer` })
-  const sums = b.op('Cast', [acc], { name: `${label}/to_float`, attrs: { to: { int: 1 } } })
-  return b.op('Mul', [sums, b.f32(`${label}.out_scales`, [w.n], factor === 1 ? scales : scales.map((s) => Math.fround(s * factor)))], { name: `${label}/scale` })
+  // int32 sums times sx · sw per output channel: DequantizeLinear's per-axis form (an NPU's op, where Cast is not)
+  const outScales = b.f32(`${label}.out_scales`, [w.n], factor === 1 ? scales : scales.map((s) => Math.fround(s * factor)))
+  return b.op('DequantizeLinear', [acc, outScales], { name: `${label}/dequantize`, attrs: { axis: { int: -1 } } })
 }
 
 /** The activation scales of `ws` under W8A8, or null when the graph has none; refuses a part-covered group. */

@@ -140,7 +140,7 @@ export function renderNpuPath(r: NpuRecord): string {
     '',
     renderGates(r.gates.rows, GATE_VARIANTS),
     '',
-    'node = onnxruntime-node; C = our binding to the same library through its C API. `run`: outputs returned and copied into the engine; `runInto`: onnxruntime-node with pre-allocated outputs, the C API with I/O binding (KV cache and outputs bound once, nothing handed over per token). The engine\'s CPU session uses the bound C API.',
+    'node = onnxruntime-node; C = our binding to the same library through its C API. `run`: outputs returned and copied into the engine (what onnxruntime-node\'s `runInto` does too); `runInto (bound)`: the C API with I/O binding (KV cache and outputs bound once, nothing handed over per token). The engine\'s CPU session uses the bound C API.',
     '',
     `### Virtual NPU — SIMULATED (test provider, runs on this machine's CPU; ${v.model}; static chunk ${v.chunk}; throughput model ${opts})`,
     '',

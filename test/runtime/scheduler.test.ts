@@ -131,6 +131,21 @@ describe('scheduler', () => {
     expect((await runSchedule(new TaskGraph(tie), async () => undefined)).order).toEqual([1, 0])
   })
 
+  it("in order: one chunk at a time, each device's ready tasks in DAG order (llm.npu's baseline)", async () => {
+    const tasks: ScheduledTask[] = [
+      { device: 'x', deps: [], chunk: 0, cost: 1 },
+      { device: 'x', deps: [], chunk: 0, cost: 1 },
+      { device: 'light', deps: [0], chunk: 0, cost: 1 },
+      { device: 'heavy', deps: [1], chunk: 0, cost: 10 },
+      { device: 'heavy', deps: [], chunk: 1, cost: 10 }
+    ]
+    const { order } = await runSchedule(new TaskGraph(tasks), async () => undefined, { order: 'in-order' })
+    // no priority rule, and chunk 1 waits until every task of chunk 0 has finished
+    expect(order).toEqual([0, 1, 2, 3, 4])
+    const report = await runSchedule(new TaskGraph(tasks), async () => undefined, { order: 'in-order', maxChunksInFlight: 2 })
+    expect(report.order.indexOf(4)).toBe(4)
+  })
+
   it('accounts busy time per device: the reported ms when given, the wall time otherwise', async () => {
     const tasks: ScheduledTask[] = [
       { device: 'gpu', deps: [], chunk: 0, cost: 1 },

@@ -97,6 +97,11 @@ export class EmitContext {
     throw new Error(`graph value ${name} is not available (missing segment input?)`)
   }
 
+  /** True when a logical value is available (a segment input or produced so far). */
+  has(name: string): boolean {
+    return this.values.has(name) || this.pending.has(name)
+  }
+
   /** Records the graph value a group produced for a logical value. */
   set(name: string, graphValue: string): void {
     if (this.values.has(name) || this.pending.has(name)) throw new Error(`graph value ${name} produced twice`)

@@ -37,3 +37,4 @@ export {
 export { ExternalWeights, EXTERNAL_ALIGNMENT, EXTERNAL_MIN_BYTES, type ExternalSpan } from './external-data'
 export { GraphBuilder, MS_DOMAIN, type AttrValue, type Dim, type ElemType, type NodeOptions } from './onnx-builder'
 export { calibrationPath, readCalibration, writeCalibration, CALIBRATION_DIR } from './calibration-store'
+export { compileShadow, shadowIo, shadowWeights, SHADOW_STAGES, type ShadowIo, type ShadowSpec, type ShadowStage } from './shadow'

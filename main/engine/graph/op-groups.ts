@@ -126,6 +126,10 @@ export function describeValue(config: ModelConfig, name: string, seq: Dim = 'seq
     case 'new_k':
     case 'new_v':
       return { elem: 'float32', dims: [1, S, nKvHeads * headDim] }
+    case 'ffn_h':
+      return { elem: 'float32', dims: [1, S, config.hiddenDim] }
+    case 'ffn_corr':
+      return { elem: 'float32', dims: [1, S, 2 * config.hiddenDim] }
     case 'past_k':
       return { elem: 'float32', dims: [nKvHeads, headDim, C] }
     case 'past_v':
@@ -206,10 +210,19 @@ export function emitGroup(ctx: EmitContext, group: OpGroup, part: GroupPart | nu
       return
     case 'ffn': {
       const [gateW, upW, downW] = [weight('wGate'), weight('wUp'), weight('wDown')]
-      const [gate, up] = emitLinears(ctx, ctx.get(V.ffnIn(l)), [gateW.w, upW.w], [null, null], [`${label}.w_gate`, `${label}.w_up`])
+      let [gate, up] = emitLinears(ctx, ctx.get(V.ffnIn(l)), [gateW.w, upW.w], [null, null], [`${label}.w_gate`, `${label}.w_up`])
+      if (ctx.has(V.ffnCorr(l))) {
+        // W8A8 with a shadow: its corrections of the clipped gate and up products, added before the nonlinearity
+        const corr = ctx.get(V.ffnCorr(l))
+        const h = config.hiddenDim
+        gate = b.op('Add', [gate, b.op('Slice', [corr, ctx.i64([0]), ctx.i64([h]), ctx.i64([-1])], { name: `${label}/gate_corr` })], { name: `${label}/gate_corrected` })
+        up = b.op('Add', [up, b.op('Slice', [corr, ctx.i64([h]), ctx.i64([2 * h]), ctx.i64([-1])], { name: `${label}/up_corr` })], { name: `${label}/up_corrected` })
+      }
       // SwiGLU: silu(gate) · up, silu(g) = g · sigmoid(g) (ORT fuses the pair into one kernel)
       const silu = b.op('Mul', [gate, b.op('Sigmoid', [gate], { name: `${label}/gate_sigmoid` })], { name: `${label}/gate_silu` })
-      const down = emitLinear(ctx, b.op('Mul', [silu, up], { name: `${label}/swiglu` }), downW.w, null, `${label}.w_down`)
+      const swiglu = b.op('Mul', [silu, up], { name: `${label}/swiglu` })
+      ctx.set(V.ffnHidden(l), swiglu)
+      const down = emitLinear(ctx, swiglu, downW.w, null, `${label}.w_down`)
       // a part's down projection is a partial sum over its hidden units; one part adds the residual
       if (part?.residual === 'none') ctx.set(V.layerOut(l), down)
       else ctx.setSum(V.layerOut(l), ctx.get(V.residAttn(l)), down)

@@ -18,5 +18,9 @@ export const VALUE = {
   attn: (l: number) => `attn_${l}`,
   residAttn: (l: number) => `resid_attn_${l}`,
   ffnIn: (l: number) => `ffn_in_${l}`,
+  /** the shadow's corrections of a W8A8 layer's gate and up projections, side by side [1, S, 2·hidden] */
+  ffnCorr: (l: number) => `ffn_corr_${l}`,
+  /** SwiGLU's output, the down projection's input [1, S, hidden]: what the shadow of w_down reads */
+  ffnHidden: (l: number) => `ffn_h_${l}`,
   layerOut: (l: number) => `resid_${l}`
 } as const

@@ -45,6 +45,7 @@ export { openCachedGraph, openOrCompile, type CompileInfo, type CachedGraphOptio
 export { LOAD_STAGES, type LoadProgress, type LoadProgressListener, type LoadStage } from './load-progress'
 export { DeviceWorkersEngine, type DeviceWorkersOptions, type DeviceWorkersSetupInfo } from './hetero/device-workers-engine'
 export { DeviceHost, type DeviceHostOptions } from './hetero/device-host'
+export { SCHEDULE_ORDERS, type ScheduleOrder } from './hetero/scheduler'
 export { ValueArena } from './hetero/value-arena'
 export {
   profileCacheKeys,

@@ -17,7 +17,7 @@ import type { Phase, Placement } from '../../plan'
 import { DeviceHost } from './device-host'
 import { checkForward, chunkLengths, stopIfCancelled, type ForwardEngine } from '../forward'
 import { deviceSetupOf, type DeviceSetup } from './device-setup'
-import { runSchedule } from './scheduler'
+import { runSchedule, type ScheduleOrder } from './scheduler'
 import type { TaskGraph } from './task-graph'
 import { buildForwardDag, HOST_DEVICE, type ForwardTask } from './forward-dag'
 import { MAX_USAGE_DEVICES, UsageBoard, type DeviceUsage } from '../usage'
@@ -42,6 +42,8 @@ export interface DeviceWorkersOptions {
   readonly usage?: UsageBoard
   /** hears what setting up is doing (each segment's compile, hash, session) */
   readonly onProgress?: LoadProgressListener
+  /** how chunks are scheduled (default 'out-of-order'; 'in-order' is the baseline benches compare with) */
+  readonly order?: ScheduleOrder
 }
 
 /** How a heterogeneous engine was set up, in milliseconds. */
@@ -78,7 +80,8 @@ export class DeviceWorkersEngine implements ForwardEngine {
     private readonly arena: ValueArena,
     private readonly hosts: ReadonlyMap<string, DeviceHost>,
     private readonly board: UsageBoard,
-    readonly setupInfo: DeviceWorkersSetupInfo
+    readonly setupInfo: DeviceWorkersSetupInfo,
+    private readonly order: ScheduleOrder
   ) {
     this.config = model.config
     this.deviceIds = setup.devices
@@ -152,7 +155,7 @@ export class DeviceWorkersEngine implements ForwardEngine {
       throw err
     }
     const setupInfo = { graphs: setup.sessions.length, cacheHits, cacheDir, compileMs, setupMs: performance.now() - t0 }
-    return new DeviceWorkersEngine(model, placement, contextLength, setup, arena, hosts, board, setupInfo)
+    return new DeviceWorkersEngine(model, placement, contextLength, setup, arena, hosts, board, setupInfo, options.order ?? 'out-of-order')
   }
 
   /** Positions currently cached (the next position to run). */
@@ -196,7 +199,7 @@ export class DeviceWorkersEngine implements ForwardEngine {
           if (!e.message.includes(task.label)) e.message = `${task.label}: ${e.message}`
           throw e
         }
-      })
+      }, { order: this.order })
       const last = graph.tasks[graph.tasks.length - 1]
       const logits = this.arena.view(this.arena.slotIndex(VALUE.logits), last.parity).slice()
       this.length = pos + tokens.length

@@ -13,6 +13,9 @@
  *   earlier task.
  * Each device's busy time is the sum of what `execute` reports per task (the worker's measured ms), or
  * the task's wall time when it reports nothing.
+ *
+ * `order: 'in-order'` is the baseline llm.npu compares with: one chunk at a time, each device taking its ready
+ * tasks in DAG order — a device waits for the others at every hand-off (the NPU's bubbles).
  */
 import type { ScheduledTask, TaskGraph } from './task-graph'
 
@@ -31,10 +34,18 @@ export interface ScheduleReport {
   readonly wallMs: number
 }
 
+/** How runSchedule picks among ready tasks: llm.npu's rule across chunks, or one chunk at a time in DAG order. */
+export type ScheduleOrder = 'out-of-order' | 'in-order'
+
+/** Both orders, the default first. */
+export const SCHEDULE_ORDERS: readonly ScheduleOrder[] = ['out-of-order', 'in-order']
+
 /** Options for runSchedule. */
 export interface ScheduleOptions {
-  /** chunks that may have tasks running or ready at once (default 2, the arena's double buffering) */
+  /** chunks that may have tasks running or ready at once (default 2, the arena's double buffering; 1 when in order) */
   readonly maxChunksInFlight?: number
+  /** default 'out-of-order' */
+  readonly order?: ScheduleOrder
 }
 
 /**
@@ -46,7 +57,8 @@ export function runSchedule<T extends ScheduledTask>(
   execute: (index: number, task: T) => Promise<number | void>,
   options: ScheduleOptions = {}
 ): Promise<ScheduleReport> {
-  const maxInFlight = options.maxChunksInFlight ?? 2
+  const inOrder = options.order === 'in-order'
+  const maxInFlight = inOrder ? 1 : (options.maxChunksInFlight ?? 2)
   if (!Number.isInteger(maxInFlight) || maxInFlight < 1) throw new RangeError(`maxChunksInFlight must be a positive integer, got ${maxInFlight}`)
   const { tasks, dependents, deviceOf, deviceIds } = graph
   const n = tasks.length
@@ -81,6 +93,8 @@ export function runSchedule<T extends ScheduledTask>(
     }
 
     const score = (i: number): number => {
+      // in order: the earliest task first (the tie-break below)
+      if (inOrder) return 0
       let best = 0
       for (const d of dependents[i]) best = Math.max(best, load[deviceOf[d]])
       return best

@@ -8,6 +8,7 @@ import { int8ActivationBlock, int8RoundingOf, type CompilableModel, type GraphOp
 import { createReferenceState, referenceForward, type ReferenceOptions } from '../../main/engine/model/reference'
 import type { Placement } from '../../main/engine/plan'
 import { DeviceWorkersEngine } from '../../main/engine/runtime/hetero/device-workers-engine'
+import type { ShadowSetup } from '../../main/engine/runtime/hetero/device-setup'
 import type { DeviceUsage } from '../../main/engine/runtime/usage'
 import { argmax } from '../graph/compare'
 import { tempDir } from '../helpers/paths'
@@ -24,6 +25,8 @@ export interface HeteroComparison {
   readonly top1Equal: boolean
   /** quantized matmuls that round their inputs to int8 (0: float arithmetic throughout) */
   readonly int8Matmuls: number
+  /** max |engine − the `contrast` reference| (0 without one) */
+  readonly contrastDiff: number
   readonly usage: DeviceUsage
   readonly setupMs: number
   readonly runMs: number
@@ -38,6 +41,10 @@ export interface HeteroCompareOptions {
   readonly w8a8?: Readonly<Record<string, number>>
   /** the reference's options instead of the int8 emulation (e.g. w8a8Reference) */
   readonly reference?: ReferenceOptions
+  /** a second reference the engine is measured against too (contrastDiff), e.g. W8A8 without its shadow */
+  readonly contrast?: ReferenceOptions
+  /** shadow segments for W8A8 layers (DeviceWorkersOptions.shadow) */
+  readonly shadow?: ShadowSetup
 }
 
 /** Prefills `prompt`, then decodes `decodeSteps` greedy tokens on `placement`, comparing with the reference. */
@@ -57,16 +64,19 @@ export async function compareHetero(
   const int8Matmuls = [w.output, ...w.layers.flatMap((l) => [l.wq, l.wk, l.wv, l.wo, l.wGate, l.wUp, l.wDown])].filter((t) => int8ActivationBlock(t, graph) !== null).length
   const t0 = performance.now()
   const cache = tempDir()
-  const engine = await DeviceWorkersEngine.create(model, placement, { contextLength, devices, threads: 1, graph, cacheDir: cache.dir }).catch((err: unknown) => {
+  const engine = await DeviceWorkersEngine.create(model, placement, { contextLength, devices, threads: 1, graph, cacheDir: cache.dir, shadow: options.shadow ?? null }).catch((err: unknown) => {
     cache.dispose()
     throw err
   })
   const t1 = performance.now()
+  const contrast = options.contrast === undefined ? null : createReferenceState(model.config, contextLength, options.contrast)
+  let contrastDiff = 0
   let maxAbsDiff = 0
   let logitScale = 0
   let top1Equal = true
   const ids: number[] = []
-  const check = (got: Float32Array, want: Float32Array): number => {
+  const check = (got: Float32Array, want: Float32Array, other: Float32Array | null): number => {
+    if (other !== null) for (let i = 0; i < other.length; i++) contrastDiff = Math.max(contrastDiff, Math.abs(got[i] - other[i]))
     for (let i = 0; i < want.length; i++) {
       maxAbsDiff = Math.max(maxAbsDiff, Math.abs(got[i] - want[i]))
       logitScale = Math.max(logitScale, Math.abs(want[i]))
@@ -78,14 +88,19 @@ export async function compareHetero(
   }
   try {
     let want = new Float32Array(0)
-    for (let p = 0; p < prompt.length; p++) want = referenceForward(model, state, prompt[p], p).slice()
-    let next = check(await engine.forward(prompt, 0), want)
+    let other: Float32Array | null = null
+    for (let p = 0; p < prompt.length; p++) {
+      want = referenceForward(model, state, prompt[p], p).slice()
+      if (contrast !== null) other = referenceForward(model, contrast, prompt[p], p).slice()
+    }
+    let next = check(await engine.forward(prompt, 0), want, other)
     for (let s = 0; s < decodeSteps; s++) {
       const pos = prompt.length + s
       want = referenceForward(model, state, next, pos).slice()
-      next = check(await engine.forward([next], pos), want)
+      other = contrast === null ? null : referenceForward(model, contrast, next, pos).slice()
+      next = check(await engine.forward([next], pos), want, other)
     }
-    return { maxAbsDiff, logitScale, ids, top1Equal, int8Matmuls, usage: engine.usage(), setupMs: t1 - t0, runMs: performance.now() - t1 }
+    return { maxAbsDiff, logitScale, ids, top1Equal, int8Matmuls, contrastDiff, usage: engine.usage(), setupMs: t1 - t0, runMs: performance.now() - t1 }
   } finally {
     await engine.dispose()
     cache.dispose()

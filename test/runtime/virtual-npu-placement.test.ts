@@ -6,7 +6,9 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest'
 import { discoverDevices, discoverEpDevices, OrtCRuntime, registerVirtualNpu, VIRTUAL_NPU_EP, virtualNpuStats, type DeviceInfo, type RegisteredLibrary } from '../../main/engine/devices'
-import { calibrate, loadModel, w8a8Linears, w8a8Reference } from '../../main/engine/model'
+import { calibrate, loadModel, shadowLayers, w8a8Linears, w8a8Reference } from '../../main/engine/model'
+import { outlierModel } from '../fixtures/outlier-model'
+import { Rng } from '../fixtures/rng'
 import { buildPreset } from '../../main/engine/plan'
 import { compilerSkipReason } from '../devices/compiler'
 import { EXACT_TOLERANCE } from '../graph/compare'
@@ -80,6 +82,27 @@ describe.skipIf(compilerSkipReason !== null)('prefill on the virtual NPU, decode
     // not to float rounding: an activation within a rounding error of a half step goes to the other int8 step when the
     // NPU's fused norm differs from the reference's in the last bit, and moves that matmul's output by sx·|w|
     expect(r.maxAbsDiff).toBeLessThan(W8A8_TOLERANCE * r.logitScale)
+    expect(after.graphRuns - before.graphRuns).toBeGreaterThanOrEqual(2)
+    expect(r.usage.devices.find((d) => d.id === npuDevice?.id)?.busyMs ?? 0).toBeGreaterThan(0)
+  }, 180_000)
+  it('W8A8 with shadow segments on an outlier model: the NPU runs int8, the CPU repairs what clipped — the reference’s shadowed W8A8, not the clipped one', async () => {
+    const npuDevice = devices.find((d) => d.ep === VIRTUAL_NPU_EP)
+    const model = outlierModel({ seed: 41, dim: 64, hiddenDim: 128, nLayers: 2, nHeads: 4, nKvHeads: 2, vocabSize: 80, contextLength: 128 }, { channels: 2, minFactor: 20, maxFactor: 60 })
+    const rng = new Rng(17)
+    const text = (n: number): number[] => Array.from({ length: n }, () => 1 + Math.floor(rng.uniform() * 79))
+    const calibration = calibrate(model, [text(48)])
+    const scales = Object.fromEntries(Object.entries(calibration.matmuls).map(([name, m]) => [name, m.scale]))
+    const hot = Object.fromEntries(Object.entries(calibration.matmuls).map(([name, m]) => [name, m.hotChannels]))
+    const { placement } = buildPreset('npu-prefill-gpu-decode', model.config, devices, { prefillChunkTokens: CHUNK })
+    const shadowed = w8a8Reference(w8a8Linears(model, calibration, { shadow: true, prunedPercent: 0 }))
+    const clipped = w8a8Reference(w8a8Linears(model, calibration, { shadow: false, prunedPercent: 0 }))
+    const before = virtualNpuStats(npu.path)
+    const r = await compareHetero(model, placement, devices, text(41), 6, { w8a8: scales, reference: shadowed, contrast: clipped, shadow: { layers: shadowLayers(calibration, 0), hot } })
+    const after = virtualNpuStats(npu.path)
+    expect(r.top1Equal).toBe(true)
+    expect(r.maxAbsDiff).toBeLessThan(W8A8_TOLERANCE * r.logitScale)
+    // the shadow is what brings the NPU's int8 result to the shadowed reference: without it the logits are far off
+    expect(r.contrastDiff).toBeGreaterThan(20 * r.maxAbsDiff)
     expect(after.graphRuns - before.graphRuns).toBeGreaterThanOrEqual(2)
     expect(r.usage.devices.find((d) => d.id === npuDevice?.id)?.busyMs ?? 0).toBeGreaterThan(0)
   }, 180_000)

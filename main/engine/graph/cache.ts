@@ -17,6 +17,7 @@ import { resolveGraphOptions, type GraphOptions } from './emit-context'
 import { ExternalWeights } from './external-data'
 import { wholeModelSegment, type SegmentSpec } from './op-groups'
 import type { GroupPart } from './partition'
+import type { ShadowSpec } from './shadow'
 import { sliceRows, tensorByteLength, tensorRowBytes, tensorRows, type Tensor } from '../model'
 
 /** Folder for cached graphs: explicit, else $TANDEM_CACHE_DIR, else $XDG_CACHE_HOME/tandem/graphs, else ~/.cache/tandem/graphs. */
@@ -143,6 +144,15 @@ export function segmentCacheKey(modelHash: string, spec: SegmentSpec, options: G
   h.update(`${GRAPH_COMPILER_VERSION}\n${modelHash}\n`)
   h.update(`${JSON.stringify(resolveGraphOptions(options))}\n`)
   h.update(`${JSON.stringify({ groups: spec.groups, inputs: spec.inputs, outputs: spec.outputs, part: part ?? null })}\n`)
+  return h.digest('hex')
+}
+
+/** Hex sha256 identifying the shadow graph `compileShadow(model, spec, options)` would produce (its weights' hot channels only). */
+export function shadowCacheKey(modelHash: string, spec: ShadowSpec, options: GraphOptions): string {
+  const h = createHash('sha256')
+  h.update(`${GRAPH_COMPILER_VERSION}\n${modelHash}\nshadow\n`)
+  h.update(`${JSON.stringify(resolveGraphOptions(options))}\n`)
+  h.update(`${JSON.stringify({ layer: spec.layer, stage: spec.stage, hot: Object.entries(spec.hot).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) })}\n`)
   return h.digest('hex')
 }
 

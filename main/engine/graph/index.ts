@@ -24,6 +24,7 @@ export {
   modelContentHashPaced,
   modelFingerprint,
   segmentCacheKey,
+  shadowCacheKey,
   cachedGraphPath,
   cachedGraphExists,
   graphDataPath,

@@ -211,7 +211,8 @@ export function emitGroup(ctx: EmitContext, group: OpGroup, part: GroupPart | nu
     case 'ffn': {
       const [gateW, upW, downW] = [weight('wGate'), weight('wUp'), weight('wDown')]
       let [gate, up] = emitLinears(ctx, ctx.get(V.ffnIn(l)), [gateW.w, upW.w], [null, null], [`${label}.w_gate`, `${label}.w_up`])
-      if (ctx.has(V.ffnCorr(l))) {
+      const shadowed = ctx.has(V.ffnCorr(l))
+      if (shadowed) {
         // W8A8 with a shadow: its corrections of the clipped gate and up products, added before the nonlinearity
         const corr = ctx.get(V.ffnCorr(l))
         const h = config.hiddenDim
@@ -220,7 +221,8 @@ export function emitGroup(ctx: EmitContext, group: OpGroup, part: GroupPart | nu
       }
       // SwiGLU: silu(gate) · up, silu(g) = g · sigmoid(g) (ORT fuses the pair into one kernel)
       const silu = b.op('Mul', [gate, b.op('Sigmoid', [gate], { name: `${label}/gate_sigmoid` })], { name: `${label}/gate_silu` })
-      const swiglu = b.op('Mul', [silu, up], { name: `${label}/swiglu` })
+      // a shadowed ffn hands SwiGLU's output to the shadow of w_down: named as the value, it needs no Identity (not an NPU op)
+      const swiglu = b.node('Mul', [silu, up], { name: `${label}/swiglu`, ...(shadowed ? { outputs: [V.ffnHidden(l)] } : {}) })[0]
       ctx.set(V.ffnHidden(l), swiglu)
       const down = emitLinear(ctx, swiglu, downW.w, null, `${label}.w_down`)
       // a part's down projection is a partial sum over its hidden units; one part adds the residual

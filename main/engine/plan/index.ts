@@ -10,6 +10,7 @@ export {
   DEFAULT_PREFILL_CHUNK_TOKENS,
   STATIC_CHUNK_TOKENS,
   staticChunkRange,
+  shadowDeviceOf,
   FINAL_GROUPS,
   MATMUL_GROUPS,
   MAX_PHASE_ENTRIES,

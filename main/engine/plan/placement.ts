@@ -106,6 +106,12 @@ export interface PhasePlacement {
   readonly device: string
   readonly groups: readonly GroupOverride[]
   readonly partitions: readonly Partition[]
+  /**
+   * Where the shadow segments of W8A8 layers run (llm.npu's shadow outlier execution: the float product of what
+   * int8 clipping removed), when the model runs W8A8 with shadows; absent: on the device of the phase's first
+   * attention group, a float device by contract.
+   */
+  readonly shadow?: string
 }
 
 /** Where everything runs (plain JSON, version 1). */
@@ -167,6 +173,12 @@ export function assignGroups(phase: PhasePlacement, config: ModelConfig): GroupA
     for (const p of phase.partitions) if (p.group === group.kind && layerMatches(p.layer, group)) partition = p
     return { group, device: partition?.devices[0] ?? device, partition }
   })
+}
+
+/** The device a phase's shadow segments run on: its `shadow`, else where its first attention group runs. */
+export function shadowDeviceOf(phase: PhasePlacement, config: ModelConfig): string {
+  if (phase.shadow !== undefined) return phase.shadow
+  return assignGroups(phase, config).find((a) => a.group.kind === 'attention')?.device ?? phase.device
 }
 
 /** Every device id a phase uses (default, overrides and partitions that actually apply), in first-use order. */

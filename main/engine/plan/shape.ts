@@ -106,9 +106,10 @@ function readPartition(path: string, value: unknown, phase: Phase, chunk: number
 }
 
 function readPhase(path: string, value: unknown, phase: Phase, chunk: number): PhasePlacement {
-  const r = readRecord(fail, path, value, ['device'], ['groups', 'partitions'])
+  const r = readRecord(fail, path, value, ['device'], ['groups', 'partitions', 'shadow'])
   const device = readDeviceId(`${path}.device`, r.device)
   const groups = readArray(fail, `${path}.groups`, r.groups ?? [], MAX_PHASE_ENTRIES).map((o, i) => readOverride(`${path}.groups[${i}]`, o))
   const partitions = readArray(fail, `${path}.partitions`, r.partitions ?? [], MAX_PHASE_ENTRIES).map((p, i) => readPartition(`${path}.partitions[${i}]`, p, phase, chunk))
-  return { device, groups, partitions }
+  if (r.shadow === undefined) return { device, groups, partitions }
+  return { device, groups, partitions, shadow: readDeviceId(`${path}.shadow`, r.shadow) }
 }

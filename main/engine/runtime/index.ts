@@ -44,6 +44,7 @@ export { SingleSessionEngine, type SingleSessionOptions } from './session/single
 export { openCachedGraph, openOrCompile, type CompileInfo, type CachedGraphOptions } from './session/open-cached-graph'
 export { LOAD_STAGES, type LoadProgress, type LoadProgressListener, type LoadStage } from './load-progress'
 export { DeviceWorkersEngine, type DeviceWorkersOptions, type DeviceWorkersSetupInfo } from './hetero/device-workers-engine'
+export type { ShadowSetup } from './hetero/device-setup'
 export { DeviceHost, type DeviceHostOptions } from './hetero/device-host'
 export { SCHEDULE_ORDERS, type ScheduleOrder } from './hetero/scheduler'
 export { ValueArena } from './hetero/value-arena'

@@ -6,9 +6,9 @@
  * cache (every device that runs that layer's attention in some phase; a holder that does not run it in
  * the current phase gets the new rows by an append step right after the step that does).
  */
-import { describeValue, kvOutputValues, VALUE, type GroupPart, type OpGroup, type SegmentSpec } from '../../graph'
+import { describeValue, kvOutputValues, modelOpGroups, segmentSpec, shadowIo, VALUE, type GroupPart, type OpGroup, type SegmentSpec, type ShadowSpec, type ShadowStage } from '../../graph'
 import type { ModelConfig } from '../../model'
-import { PHASES, placementToSegments, type Phase, type Placement, type PlanSegment } from '../../plan'
+import { PHASES, placementToSegments, shadowDeviceOf, type Phase, type Placement, type PlanSegment } from '../../plan'
 import type { DeviceProgram, OutputRoute } from './device-protocol'
 import { shareSlots } from './slot-sharing'
 import type { SlotShape } from './value-arena'
@@ -22,6 +22,8 @@ export interface SetupGraph {
   readonly spec: SegmentSpec
   /** the row part this graph computes, or null for a whole segment */
   readonly part: GroupPart | null
+  /** the shadow graph this is (graph/shadow.ts), or null for a segment of the model */
+  readonly shadow: ShadowSpec | null
   /** tokens per run fixed in the graph (a static-shape device's), null for a dynamic graph */
   readonly staticRows: number | null
 }
@@ -57,6 +59,69 @@ export interface DeviceSetup {
   readonly chunkRows: number
 }
 
+/**
+ * Shadow outlier execution for a model running W8A8 (llm.npu §3.3): in the layers listed, each matmul group
+ * (qkv, attn-out, ffn) runs alone as its own segment and a shadow graph on the phase's shadow device adds what
+ * int8 clipping removed (see graph/shadow.ts for where each correction goes).
+ */
+export interface ShadowSetup {
+  readonly layers: ReadonlySet<number>
+  /** hot input channels per matmul weight (tensor name), from the calibration */
+  readonly hot: Readonly<Record<string, readonly number[]>>
+}
+
+/** The shadow stages of a group, before and after its main run. */
+const SHADOW_STAGES_OF: Partial<Record<OpGroup['kind'], { readonly before: ShadowStage | null; readonly after: ShadowStage | null }>> = {
+  qkv: { before: null, after: 'qkv' },
+  'attn-out': { before: null, after: 'attn-out' },
+  ffn: { before: 'ffn-up', after: 'ffn-down' }
+}
+
+/** True when `group` gets shadow segments under `shadow`. */
+function shadowed(group: OpGroup, shadow: ShadowSetup | null): boolean {
+  return shadow !== null && group.layer !== null && shadow.layers.has(group.layer) && SHADOW_STAGES_OF[group.kind] !== undefined
+}
+
+/**
+ * `segments` with every shadowed group of a run cut out into a run of its own; a shadowed ffn also reads its
+ * gate/up corrections and writes its SwiGLU output for the down projection's shadow.
+ */
+function isolateShadowed(segments: readonly PlanSegment[], config: ModelConfig, shadow: ShadowSetup | null): PlanSegment[] {
+  if (shadow === null || shadow.layers.size === 0) return [...segments]
+  const all = modelOpGroups(config)
+  const same = (g: OpGroup): OpGroup => {
+    const found = all.find((a) => a.layer === g.layer && a.kind === g.kind)
+    if (found === undefined) throw new Error(`unreachable: no op group ${g.layer} ${g.kind}`)
+    return found
+  }
+  const out: PlanSegment[] = []
+  for (const seg of segments) {
+    if (seg.kind !== 'run') {
+      if (seg.spec.groups.some((g) => shadowed(g, shadow))) throw new Error(`layer ${seg.layer ?? 'final'} ${seg.group} is partitioned; shadow outlier execution needs it whole on one device`)
+      out.push(seg)
+      continue
+    }
+    let run: OpGroup[] = []
+    const flush = (): void => {
+      if (run.length > 0) out.push({ kind: 'run', device: seg.device, spec: segmentSpec(config, run, all) })
+      run = []
+    }
+    for (const g of seg.spec.groups.map(same)) {
+      if (!shadowed(g, shadow)) {
+        run.push(g)
+        continue
+      }
+      flush()
+      const spec = segmentSpec(config, [g], all)
+      const l = g.layer ?? -1
+      const extra = g.kind === 'ffn' ? { inputs: [...spec.inputs, VALUE.ffnCorr(l)], outputs: [...spec.outputs, VALUE.ffnHidden(l)] } : {}
+      out.push({ kind: 'run', device: seg.device, spec: { ...spec, ...extra } })
+    }
+    flush()
+  }
+  return out
+}
+
 /** The arena value a 'sum' join's second part writes its partial sum to. */
 export function partialValue(value: string): string {
   return `${value}${PARTIAL_SUFFIX}`
@@ -84,7 +149,7 @@ function fromArena(name: string): boolean {
  * take only static-shape graphs: theirs are compiled for a fixed token count — the prefill chunk (or a
  * sequence part's share of it) in prefill, one token in decode — and the worker pads shorter runs.
  */
-export function deviceSetupOf(placement: Placement, config: ModelConfig, staticShapes: ReadonlySet<string> = new Set()): DeviceSetup {
+export function deviceSetupOf(placement: Placement, config: ModelConfig, staticShapes: ReadonlySet<string> = new Set(), shadow: ShadowSetup | null = null): DeviceSetup {
   const chunkRows = Math.max(1, placement.prefillChunkTokens)
   const devices: string[] = []
   const use = (d: string): void => {
@@ -92,12 +157,12 @@ export function deviceSetupOf(placement: Placement, config: ModelConfig, staticS
   }
   const sessions: SetupGraph[] = []
   const sessionKeys = new Map<string, SetupGraph>()
-  const sessionFor = (device: string, spec: SegmentSpec, part: GroupPart | null, label: string, rows: number): SetupGraph => {
+  const sessionFor = (device: string, spec: SegmentSpec, part: GroupPart | null, label: string, rows: number, shadowSpec: ShadowSpec | null = null): SetupGraph => {
     const staticRows = staticShapes.has(device) ? rows : null
-    const id = `${device}|${spec.groups.map((g) => `${g.layer ?? 'f'}:${g.kind}`).join(',')}|${part === null ? '' : JSON.stringify(part)}|${staticRows ?? ''}`
+    const id = `${device}|${spec.groups.map((g) => `${g.layer ?? 'f'}:${g.kind}`).join(',')}|${spec.inputs.join(',')}|${part === null ? '' : JSON.stringify(part)}|${shadowSpec?.stage ?? ''}|${staticRows ?? ''}`
     let s = sessionKeys.get(id)
     if (s === undefined) {
-      s = { key: `g${sessions.length}`, device, label, spec, part, staticRows }
+      s = { key: `g${sessions.length}`, device, label, spec, part, shadow: shadowSpec, staticRows }
       sessions.push(s)
       sessionKeys.set(id, s)
     }
@@ -119,10 +184,32 @@ export function deviceSetupOf(placement: Placement, config: ModelConfig, staticS
   for (const phase of PHASES) {
     const steps = bodies[phase]
     const phaseRows = phase === 'prefill' ? chunkRows : 1
-    const segments: PlanSegment[] = placementToSegments(placement, phase, config)
+    const segments: PlanSegment[] = isolateShadowed(placementToSegments(placement, phase, config), config, shadow)
+    const shadowDevice = shadowDeviceOf(placement.phases[phase], config)
+    /** A shadow graph's step on the phase's shadow device; a summed correction goes to a partial, then a join. */
+    const addShadow = (group: OpGroup, stage: ShadowStage): void => {
+      if (shadow === null || group.layer === null) return
+      const io = shadowIo(group.layer, stage)
+      const label = `${phase} layer ${group.layer} ${stage} shadow on ${shadowDevice}`
+      const spec: SegmentSpec = { groups: [group], inputs: [io.input], outputs: io.outputs }
+      const shadowSpec: ShadowSpec = { layer: group.layer, stage, hot: shadow.hot }
+      const session = sessionFor(shadowDevice, spec, null, `layer ${group.layer} ${stage} shadow`, phaseRows, shadowSpec)
+      const writes = io.outputs.map((o) => (io.summed ? partialValue(o) : o))
+      const outputs: Record<string, OutputRoute> = Object.fromEntries(io.outputs.map((o, i) => [o, { value: writes[i], start: 0 }]))
+      const program = addProgram(shadowDevice, { kind: 'graph', label, session: session.key, tokenStart: 0, tokenCount: null, outputs, kv: [], local: [] })
+      steps.push({ device: shadowDevice, program, label, reads: [io.input], writes, costPerToken: 0.25, partition: null, tokens: null })
+      if (!io.summed) return
+      for (const value of io.outputs) {
+        const joinLabel = `${phase} layer ${group.layer} ${value} + shadow on ${shadowDevice}`
+        const join = addProgram(shadowDevice, { kind: 'sum', label: joinLabel, target: value, partial: partialValue(value) })
+        steps.push({ device: shadowDevice, program: join, label: joinLabel, reads: [value, partialValue(value)], writes: [value], costPerToken: 0.01, partition: null, tokens: null })
+      }
+    }
     for (const seg of segments) {
       const reads = seg.spec.inputs.filter(fromArena)
       if (seg.kind === 'run') {
+        const stages = seg.spec.groups.length === 1 && shadowed(seg.spec.groups[0], shadow) ? SHADOW_STAGES_OF[seg.spec.groups[0].kind] : undefined
+        if (stages?.before) addShadow(seg.spec.groups[0], stages.before)
         const label = `${phase} ${specLabel(seg.spec)} on ${seg.device}`
         const session = sessionFor(seg.device, seg.spec, null, specLabel(seg.spec), phaseRows)
         const kv = kvOutputValues(seg.spec)
@@ -131,6 +218,7 @@ export function deviceSetupOf(placement: Placement, config: ModelConfig, staticS
         const program = addProgram(seg.device, { kind: 'graph', label, session: session.key, tokenStart: 0, tokenCount: null, outputs, kv: kv.map((value) => ({ value, start: 0 })), local: [] })
         steps.push({ device: seg.device, program, label, reads, writes: seg.spec.outputs, costPerToken: seg.spec.groups.length, partition: null, tokens: null })
         for (const g of seg.spec.groups) if (g.kind === 'attention' && g.layer !== null) attention[phase].set(g.layer, { device: seg.device, after: steps.length - 1 })
+        if (stages?.after) addShadow(seg.spec.groups[0], stages.after)
         continue
       }
       const pid = partitionId++

@@ -10,13 +10,13 @@
  */
 import type { LoadProgressListener } from '../load-progress'
 import type { DeviceInfo } from '../../devices'
-import { cachedGraphPath, compileSegment, graphTargetOf, modelFingerprint, resolveGraphCacheDir, segmentCacheKey, VALUE, type CompilableModel, type CompileSink, type GraphOptions } from '../../graph'
+import { cachedGraphPath, compileSegment, compileShadow, graphTargetOf, modelFingerprint, resolveGraphCacheDir, segmentCacheKey, shadowCacheKey, shadowWeights, VALUE, type CompilableModel, type CompileSink, type GraphOptions, type ShadowSpec } from '../../graph'
 import { openOrCompile } from '../session/open-cached-graph'
 import { dequantizeRows, type ModelConfig } from '../../model'
 import type { Phase, Placement } from '../../plan'
 import { DeviceHost } from './device-host'
 import { checkForward, chunkLengths, stopIfCancelled, type ForwardEngine } from '../forward'
-import { deviceSetupOf, type DeviceSetup } from './device-setup'
+import { deviceSetupOf, type DeviceSetup, type ShadowSetup } from './device-setup'
 import { runSchedule, type ScheduleOrder } from './scheduler'
 import type { TaskGraph } from './task-graph'
 import { buildForwardDag, HOST_DEVICE, type ForwardTask } from './forward-dag'
@@ -44,6 +44,11 @@ export interface DeviceWorkersOptions {
   readonly onProgress?: LoadProgressListener
   /** how chunks are scheduled (default 'out-of-order'; 'in-order' is the baseline benches compare with) */
   readonly order?: ScheduleOrder
+  /**
+   * With `graph.w8a8`: the layers whose matmul groups get shadow segments, and the hot channels (see
+   * device-setup.ts); null or absent: W8A8 without shadows
+   */
+  readonly shadow?: ShadowSetup | null
 }
 
 /** How a heterogeneous engine was set up, in milliseconds. */
@@ -58,6 +63,12 @@ export interface DeviceWorkersSetupInfo {
   readonly compileMs: number
   /** the whole setup: workers started, graphs compiled and opened, programs registered */
   readonly setupMs: number
+}
+
+/** A shadow graph's spec with the hot channels of its own weights only (what its graph and cache key depend on). */
+function stageShadow(model: CompilableModel, spec: ShadowSpec): ShadowSpec {
+  const names = shadowWeights(model.config, model.weights, spec.layer, spec.stage).map((w) => w.tensor.name)
+  return { ...spec, hot: Object.fromEntries(names.map((n) => [n, spec.hot[n] ?? []])) }
 }
 
 /** A placement running on device workers; forward runs one token or a prompt. */
@@ -104,7 +115,9 @@ export class DeviceWorkersEngine implements ForwardEngine {
       throw new RangeError(`contextLength ${contextLength} must be in [1, ${c.contextLength}]`)
     }
     const staticShapes = new Set(options.devices.filter((d) => d.contract.staticShapesOnly).map((d) => d.id))
-    const setup = deviceSetupOf(placement, c, staticShapes)
+    const shadow = options.shadow ?? null
+    if (shadow !== null && shadow.layers.size > 0 && (options.graph.w8a8 ?? null) === null) throw new Error('shadow segments need a W8A8 model (graph.w8a8: the calibrated activation scales)')
+    const setup = deviceSetupOf(placement, c, staticShapes, shadow)
     if (setup.devices.length > MAX_USAGE_DEVICES) throw new RangeError(`a placement may use at most ${MAX_USAGE_DEVICES} devices, this one uses ${setup.devices.length}`)
     const infos = setup.devices.map((id) => {
       const d = options.devices.find((x) => x.id === id)
@@ -138,8 +151,10 @@ export class DeviceWorkersEngine implements ForwardEngine {
       for (const s of setup.sessions) {
         const ep = infos.find((d) => d.id === s.device)?.ep ?? 'cpu'
         const graph: GraphOptions = { ...options.graph, target: graphTargetOf(ep), staticRows: s.staticRows }
-        const path = cachedGraphPath(cacheDir, segmentCacheKey(modelHash, s.spec, graph, s.part ?? undefined))
-        const compile = (sink: CompileSink): Uint8Array => compileSegment(model, s.spec, graph, s.part, sink)
+        const shadowSpec = s.shadow === null ? null : stageShadow(model, s.shadow)
+        const key = shadowSpec === null ? segmentCacheKey(modelHash, s.spec, graph, s.part ?? undefined) : shadowCacheKey(modelHash, shadowSpec, graph)
+        const path = cachedGraphPath(cacheDir, key)
+        const compile = (sink: CompileSink): Uint8Array => (shadowSpec === null ? compileSegment(model, s.spec, graph, s.part, sink) : compileShadow(model, shadowSpec, graph, sink))
         then(s.device, async () => {
           const opened = await openOrCompile(path, compile, (p) => host(s.device).loadSession(s.key, s.label, p, s.staticRows), { onProgress: options.onProgress })
           compileMs += opened.compileMs

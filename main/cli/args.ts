@@ -1,6 +1,6 @@
 /** @file Command-line flags for `tandem`, parsed and validated into typed options. */
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util'
-import { checkRegistrationName, DEFAULT_PREFILL_CHUNK_TOKENS, MAX_PREFILL_CHUNK_TOKENS, VIRTUAL_NPU_REGISTRATION, type ProviderOptions } from '../engine'
+import { checkRegistrationName, DEFAULT_PREFILL_CHUNK_TOKENS, DEFAULT_SHADOW_PRUNED_PERCENT, MAX_PREFILL_CHUNK_TOKENS, VIRTUAL_NPU_REGISTRATION, type ProviderOptions, type W8A8Request } from '../engine'
 
 /** A usage problem: the CLI prints it with the help hint and exits 2. */
 export class UsageError extends Error {
@@ -15,7 +15,7 @@ export const HELP = `Usage:
                   [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--stop TEXT]...
                   [--chat] [--system TEXT] [--json] [--tokenizer PATH] [--prefill-chunk N]
                   [--threads N] [--cache-dir DIR] [--stats] [--placement NAME|FILE.json]
-                  [--virtual-npu] [--ep-library NAME=PATH]... [--ep-option NAME:KEY=VALUE]...
+                  [--w8a8 [--shadow-prune PERCENT]] [--virtual-npu] [--ep-library NAME=PATH]... [--ep-option NAME:KEY=VALUE]...
   tandem info --model PATH [--tokenizer PATH] [--json]
   tandem serve [--port N] [--data-dir DIR] [--models DIR]... [--no-open] [--token-delay-ms N]
                [--virtual-npu] [--ep-library NAME=PATH]... [--ep-option NAME:KEY=VALUE]...
@@ -39,6 +39,10 @@ calibrate prepares W8A8 for integer NPUs: it runs the model's reference forward 
 (default ${CALIBRATE_TOKENS.default}) of a plain-text corpus and stores, beside the compiled graphs and keyed by the model, each layer
 matmul's activation scale, its outlier channels and hot channels, and each layer's importance (llm.npu's shadow).
 The reference is exact and slow: minutes for a model of about 100M parameters.
+--w8a8 (with --placement) then runs the layer matmuls as an integer NPU does, int8 weights per channel and int8
+activations per tensor at the calibrated scales, and repairs what clipping cuts off with shadow segments on the
+placement's float device; --shadow-prune skips the shadow in that share of the least important layers (default
+${DEFAULT_SHADOW_PRUNED_PERCENT}, as llm.npu; 100 = no shadow).
 devices lists the compute devices (CPU, GPU, NPU) with their status; each is probed with tiny graphs in a child
 process unless --no-probe; --json prints one JSON array. --ep-library registers a plugin execution-provider
 library (VitisAI, OpenVINO, QNN, ...) for this run and lists its devices; --virtual-npu builds (once, with the
@@ -72,6 +76,8 @@ export interface GenerateArgs {
   readonly cacheDir?: string
   /** a preset name or a placement JSON file; undefined = the single-device CPU path */
   readonly placement?: string
+  /** --w8a8 [--shadow-prune N] */
+  readonly w8a8?: W8A8Request
   /** provider libraries whose devices a placement may use */
   readonly providers: ProviderArgs
 }
@@ -193,11 +199,16 @@ export function parseCli(argv: readonly string[]): CliArgs {
     threads: { type: 'string' },
     'cache-dir': { type: 'string' },
     placement: { type: 'string' },
+    w8a8: { type: 'boolean' },
+    'shadow-prune': { type: 'string' },
     ...PROVIDER_FLAGS
   })
   if (!v.model) throw new UsageError('--model PATH is required')
   if (command === 'info') return { command, model: v.model, tokenizer: v.tokenizer, json: v.json ?? false }
   const threads = v.threads === undefined ? undefined : num(v.threads, 'threads', 0, (n) => isInt(n) && n >= 1 && n <= 256, 'an integer from 1 to 256')
+  if (v['shadow-prune'] !== undefined && v.w8a8 !== true) throw new UsageError('--shadow-prune needs --w8a8')
+  if (v.w8a8 === true && v.placement === undefined) throw new UsageError('--w8a8 needs --placement (e.g. npu-prefill-gpu-decode)')
+  const w8a8 = v.w8a8 === true ? { shadowPrunedPercent: num(v['shadow-prune'], 'shadow-prune', DEFAULT_SHADOW_PRUNED_PERCENT, (n) => n >= 0 && n <= 100, 'a number from 0 to 100') } : undefined
   return {
     command,
     model: v.model,
@@ -219,6 +230,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
     threads,
     cacheDir: v['cache-dir'],
     placement: v.placement,
+    w8a8,
     providers: providerArgs(v)
   }
 }

@@ -61,6 +61,7 @@ async function generate(args: GenerateArgs): Promise<number> {
     devices: placed?.devices,
     // with a placement, --prefill-chunk already set its chunk
     prefillChunkTokens: placed === null ? args.prefillChunk : undefined,
+    w8a8: args.w8a8,
     onProgress: firstOpenReporter(log)
   })
   let r: GenerationResult

@@ -13,6 +13,10 @@ import { lavapipeSkipReason } from '../devices/lavapipe'
 import { sharedModel, tempDir } from '../helpers/paths'
 import { onlyJsonLine, runCli, type CliRun } from './run-cli'
 import { PUBLISHED_STORIES260K_IDS } from '../helpers/published'
+import { calibrationPath, modelFingerprint, readCalibration } from '../../main/engine/graph'
+import { createReferenceState, loadModel, referenceForward, w8a8Linears, w8a8Reference } from '../../main/engine/model'
+import { argmax } from '../graph/compare'
+import { repoRoot } from '../helpers/paths'
 
 const scratch = tempDir('tandem-cli-placement-')
 afterAll(() => scratch.dispose())
@@ -87,6 +91,39 @@ describe('tandem generate --placement', () => {
       expect(npu?.runs ?? 0).toBeGreaterThan(0)
       expect(npu?.busyMs ?? 0).toBeGreaterThanOrEqual(3 * (npu?.runs ?? 0))
       expect(r.stderr).toMatch(/devices: .*npu-tandemvirtualnpu-0.* ready/)
+    }
+  )
+
+  it.skipIf(compilerSkipReason !== null)(
+    '--w8a8 on the virtual NPU: refused until the model is calibrated, then int8 on the NPU with shadow segments on the CPU — the greedy ids of the reference’s shadowed W8A8',
+    { timeout: WEBGPU_TIMEOUT_MS },
+    async () => {
+      const cacheDir = join(scratch.dir, 'w8a8-cache')
+      const run = (extra: string[]): Promise<CliRun> => runCli(greedy([...DOG_PROMPT, '--placement', 'npu-prefill-gpu-decode', '--virtual-npu', '--prefill-chunk', '32', ...extra]), cacheDir, WEBGPU_TIMEOUT_MS)
+      const missing = await run(['--w8a8'])
+      expect(missing.code).toBe(1)
+      expect(missing.stderr).toContain('npx tandem calibrate')
+      const cal = await runCli(['calibrate', '--model', MODEL, '--corpus', join(repoRoot, 'eval', 'corpus', 'calibration.txt'), '--tokens', '200'], cacheDir, WEBGPU_TIMEOUT_MS)
+      expect(cal.code, cal.stderr).toBe(0)
+      const r = await run(['--w8a8', '--shadow-prune', '0'])
+      expect(r.code, r.stderr).toBe(0)
+      const out = parseJson(r.stdout)
+      const npu = out.devices.find((d) => d.name === 'Virtual NPU (test provider, runs on the CPU)')
+      expect(npu?.busyMs ?? 0).toBeGreaterThan(0)
+      // the oracle: the reference forward with the stored calibration's W8A8 and every layer's shadow
+      const model = await loadModel(MODEL)
+      if (!model.weights) throw new Error('no weights')
+      const compilable = { config: model.config, weights: model.weights }
+      const calibration = await readCalibration(calibrationPath(cacheDir, modelFingerprint(compilable)), model.weights)
+      const state = createReferenceState(model.config, out.promptTokens.length + out.tokens.length, w8a8Reference(w8a8Linears(compilable, calibration, { shadow: true, prunedPercent: 0 })))
+      let logits = new Float32Array(0)
+      out.promptTokens.forEach((t, pos) => (logits = referenceForward(compilable, state, t, pos)))
+      const want: number[] = []
+      for (let i = 0; i < out.tokens.length; i++) {
+        want.push(argmax(logits))
+        logits = referenceForward(compilable, state, want[i], out.promptTokens.length + i)
+      }
+      expect(out.tokens).toEqual(want)
     }
   )
 

@@ -127,7 +127,9 @@ export async function modelContentHashPaced(model: CompilableModel, pause: () =>
  */
 export function modelFingerprint(model: CompilableModel): string {
   const h = createHash('sha256')
-  h.update(`fingerprint-1\n${JSON.stringify(model.config)}\n`)
+  // keys sorted: a config that crossed a worker boundary (readModelConfig) lists its fields in another order
+  const config = Object.fromEntries(Object.entries(model.config).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+  h.update(`fingerprint-2\n${JSON.stringify(config)}\n`)
   for (const t of modelTensors(model)) {
     h.update(`${t.name}|${t.shape.join('x')}|${encodingOf(t)}\n`)
     const rows = t.shape.length === 2 ? tensorRows(t) : 0

@@ -164,6 +164,9 @@ function channelQuantile(values: Float32Array, q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.floor(q * sorted.length) - 1))]
 }
 
+/** Share of layers whose shadow is pruned by default: llm.npu skips it in ~85% of layers, the least important. */
+export const DEFAULT_SHADOW_PRUNED_PERCENT = 85
+
 /** Layers whose shadow runs when `prunedPercent` of the layers (the least important) skip it. */
 export function shadowLayers(calibration: Calibration, prunedPercent: number): Set<number> {
   if (!(prunedPercent >= 0 && prunedPercent <= 100)) throw new RangeError(`prunedPercent must be in [0, 100], got ${prunedPercent}`)

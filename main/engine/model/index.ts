@@ -35,6 +35,7 @@ export {
   forEachPosition,
   layerMatmuls,
   shadowLayers,
+  DEFAULT_SHADOW_PRUNED_PERCENT,
   w8a8Linears,
   w8a8Reference,
   CALIBRATION_VERSION,

@@ -47,6 +47,7 @@ export { DeviceWorkersEngine, type DeviceWorkersOptions, type DeviceWorkersSetup
 export type { ShadowSetup } from './hetero/device-setup'
 export { DeviceHost, type DeviceHostOptions } from './hetero/device-host'
 export { SCHEDULE_ORDERS, type ScheduleOrder } from './hetero/scheduler'
+export { checkW8A8Request, loadW8A8, type W8A8EngineOptions, type W8A8Request } from './w8a8-setup'
 export { ValueArena } from './hetero/value-arena'
 export {
   profileCacheKeys,

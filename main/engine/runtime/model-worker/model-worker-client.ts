@@ -13,6 +13,7 @@ import { loadModel, type LoadedModel, type ModelConfig } from '../../model'
 import { MAX_FORWARD_TOKENS, parseWorkerResponse, type WireError, type WorkerInit, type WorkerRequest } from './protocol'
 import { startWorkerThread, workerEntryUrl } from '../worker-thread'
 import { UsageBoard, type DeviceUsage } from '../usage'
+import { checkW8A8Request, type W8A8Request } from '../w8a8-setup'
 
 /** Options for openModelWorker. */
 export interface ModelWorkerOptions {
@@ -35,6 +36,8 @@ export interface ModelWorkerOptions {
   readonly prefillChunkTokens?: number
   /** hears what the open is doing until the model is ready (compiling, reading, preparing) */
   readonly onProgress?: LoadProgressListener
+  /** W8A8 layer matmuls with llm.npu's shadow (needs a placement and the model's stored calibration) */
+  readonly w8a8?: W8A8Request
 }
 
 /** A model in a worker: forward tokens, get the last position's logits. */
@@ -107,6 +110,10 @@ export type ModelHeader = Pick<LoadedModel, 'config' | 'layout'>
  */
 export async function openModelWorker(model: string | ModelHeader, options: ModelWorkerOptions = {}): Promise<ModelWorkerClient> {
   if (options.placement !== undefined && options.devices === undefined) throw new RangeError('a placement needs the device list it was made for (options.devices)')
+  if (options.w8a8 !== undefined) {
+    checkW8A8Request(options.w8a8)
+    if (options.placement === undefined) throw new RangeError('W8A8 runs on a placement (e.g. the npu-prefill-gpu-decode preset); none was given')
+  }
   const header = typeof model === 'string' ? await loadModel(model, { tokenizerPath: options.tokenizerPath, weights: false }) : model
   const config = header.config
   const board = new UsageBoard()
@@ -120,6 +127,7 @@ export async function openModelWorker(model: string | ModelHeader, options: Mode
     placement: options.placement,
     devices: options.devices,
     prefillChunkTokens: options.prefillChunkTokens,
+    w8a8: options.w8a8,
     usage: board.buffer,
     cancel: cancel.buffer
   }

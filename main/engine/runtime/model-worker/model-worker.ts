@@ -18,6 +18,7 @@ import { resolveContext } from '../context'
 import { openCachedGraph, verifyCachedGraph, type CompileInfo, type GraphVerification } from '../session/open-cached-graph'
 import { SingleSessionEngine } from '../session/single-session-engine'
 import { UsageBoard } from '../usage'
+import { loadW8A8 } from '../w8a8-setup'
 import { parseWorkerInit, parseWorkerRequest, requestIdOf, toWireError, type WorkerInit, type WorkerRequest, type WorkerResponse } from './protocol'
 
 const port = parentPort
@@ -71,7 +72,10 @@ async function start(init: WorkerInit): Promise<ForwardEngine> {
   const board = new UsageBoard(init.usage)
   const placement = init.placement === undefined ? null : parsePlacement(init.placement, c, init.devices ?? [], weightInfoOf(weights))
   const choice = placement === null ? null : chooseEngine(placement, c, init.devices ?? [])
-  if (placement === null || choice?.kind === 'single-session') {
+  // W8A8 is the device workers' (its shadow segments are scheduler tasks), even for a CPU-only placement
+  const w8a8 = init.w8a8 === undefined ? null : await loadW8A8(compilable, init.cacheDir, init.w8a8)
+  if (w8a8 !== null && placement === null) throw new Error('W8A8 runs on a placement; none was given')
+  if (placement === null || (choice?.kind === 'single-session' && w8a8 === null)) {
     const { session, info } = await openCachedGraph(compilable, { cacheDir: init.cacheDir, threads: init.threads, graph: { ropeTableLength }, onProgress: postProgress })
     const prefillChunkTokens = placement?.prefillChunkTokens ?? prefillChunkOf(c, init.prefillChunkTokens)
     const engine = new SingleSessionEngine(compilable, session, { contextLength, prefillChunkTokens, usage: { board, slot: 0 } })
@@ -85,7 +89,8 @@ async function start(init: WorkerInit): Promise<ForwardEngine> {
     )
     return engine
   }
-  const engine = await DeviceWorkersEngine.create(compilable, placement, { contextLength, devices: init.devices ?? [], threads: init.threads, graph: { ropeTableLength }, cacheDir: init.cacheDir, usage: board, onProgress: postProgress })
+  const graph = { ropeTableLength, w8a8: w8a8?.scales ?? null }
+  const engine = await DeviceWorkersEngine.create(compilable, placement, { contextLength, devices: init.devices ?? [], threads: init.threads, graph, cacheDir: init.cacheDir, usage: board, onProgress: postProgress, shadow: w8a8?.shadow ?? null })
   const s = engine.setupInfo
   const compileInfo: CompileInfo = {
     cacheHit: s.cacheHits === s.graphs,

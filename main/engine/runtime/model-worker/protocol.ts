@@ -11,6 +11,7 @@ import { readLoadProgress, type LoadProgress } from '../load-progress'
 import { GRAPH_VERIFICATIONS, type CompileInfo, type GraphVerification } from '../session/open-cached-graph'
 import { MAX_USAGE_DEVICES } from '../usage'
 import { MAX_PATH_LENGTH, MAX_POSITION } from '../wire-limits'
+import type { W8A8Request } from '../w8a8-setup'
 
 /** Most tokens one forward request may carry (a whole context of the largest models, with margin). */
 export const MAX_FORWARD_TOKENS = 1 << 20
@@ -33,6 +34,8 @@ export interface WorkerInit {
   readonly devices?: readonly DeviceInfo[]
   /** tokens per prefill chunk when there is no placement (a placement brings its own); default the planner's */
   readonly prefillChunkTokens?: number
+  /** run the layer matmuls in W8A8 with shadow segments (needs a placement and the stored calibration) */
+  readonly w8a8?: W8A8Request
   /** the usage board the worker's devices record busy time in (see usage.ts) */
   readonly usage?: SharedArrayBuffer
   /** one Int32: the id of a forward the client cancelled (checked between prefill chunks) */
@@ -86,6 +89,7 @@ export function parseWorkerInit(v: unknown): WorkerInit {
     maxContext: r.optionalInt('maxContext', 1, MAX_POSITION),
     prefillChunkTokens: r.optionalInt('prefillChunkTokens', 1, MAX_POSITION),
     placement: r.raw('placement'),
+    w8a8: r.raw('w8a8') === undefined ? undefined : { shadowPrunedPercent: r.record('w8a8', ['shadowPrunedPercent']).number('shadowPrunedPercent', 0, 100) },
     devices: r.raw('devices') === undefined ? undefined : readDeviceList(fail, r.at('devices'), r.raw('devices')),
     usage,
     cancel

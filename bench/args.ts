@@ -25,6 +25,8 @@ export interface BenchArgs {
   readonly virtualNpu: boolean
   /** --only virtual-npu: that section alone */
   readonly onlyVirtualNpu: boolean
+  /** --only npu-schedule: the NPU section's scheduling rows alone */
+  readonly onlyNpuSchedule: boolean
 }
 
 /** Most repetitions accepted (each is a full prefill or 128-token decode per peer). */
@@ -47,7 +49,9 @@ export const USAGE = `usage: npm run bench -- [--quick] [--models LIST] [--reps 
   --virtual-npu      add the NPU-path section: decode/prefill through our C-API binding vs onnxruntime-node, and the
                      virtual NPU (simulated: it runs on the CPU) — EP-context cache cold/warm, chunk-sharing memory,
                      prefill on the NPU placement (builds the test provider with the system C++ compiler)
-  --only virtual-npu run only that section (written as <date>-virtual-npu.{json,md})`
+  --only virtual-npu run only that section (written as <date>-virtual-npu.{json,md})
+  --only npu-schedule run only its scheduling rows: NPU prefill in order / out of order, float / W8A8 / W8A8 + shadow,
+                     next to CPU only and Auto (written as <date>-npu-schedule.{json,md})`
 
 function isModelId(s: string): s is BenchModelId {
   return BENCH_MODEL_IDS.some((id) => id === s)
@@ -66,6 +70,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   let onlyLongContext = false
   let virtualNpu = false
   let onlyVirtualNpu = false
+  let onlyNpuSchedule = false
   const value = (i: number, flag: string): string => {
     const v = argv[i + 1]
     if (v === undefined || v.startsWith('--')) throw new Error(`${flag} needs a value\n${USAGE}`)
@@ -97,14 +102,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       if (what === 'placements') onlyPlacements = true
       else if (what === 'long-context') onlyLongContext = true
       else if (what === 'virtual-npu') onlyVirtualNpu = true
-      else throw new Error(`--only takes "placements", "long-context" or "virtual-npu", got ${what}\n${USAGE}`)
+      else if (what === 'npu-schedule') onlyNpuSchedule = true
+      else throw new Error(`--only takes "placements", "long-context", "virtual-npu" or "npu-schedule", got ${what}\n${USAGE}`)
     } else if (a === '--help' || a === '-h') throw new Error(USAGE)
     else throw new Error(`unknown argument ${a}\n${USAGE}`)
   }
   if (onlyPlacements && !placements) throw new Error(`--only placements and --no-placements exclude each other\n${USAGE}`)
   if (onlyLongContext && longContext === false) throw new Error(`--only long-context and --no-long-context exclude each other\n${USAGE}`)
-  const only = onlyPlacements || onlyLongContext || onlyVirtualNpu
-  if ([onlyPlacements, onlyLongContext, onlyVirtualNpu].filter(Boolean).length > 1) throw new Error(`--only takes one section\n${USAGE}`)
+  const only = onlyPlacements || onlyLongContext || onlyVirtualNpu || onlyNpuSchedule
+  if ([onlyPlacements, onlyLongContext, onlyVirtualNpu, onlyNpuSchedule].filter(Boolean).length > 1) throw new Error(`--only takes one section\n${USAGE}`)
   if (only && models !== null) throw new Error(`--only runs no model table; drop --models\n${USAGE}`)
   return {
     models: only ? [] : (models ?? (quick ? ['stories260k', 'q4_0'] : DEFAULT_BENCH_MODELS)),
@@ -118,6 +124,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     longContext: onlyLongContext || (longContext ?? !quick),
     onlyLongContext,
     virtualNpu: virtualNpu || onlyVirtualNpu,
-    onlyVirtualNpu
+    onlyVirtualNpu,
+    onlyNpuSchedule
   }
 }

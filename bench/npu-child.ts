@@ -8,13 +8,16 @@
  *            position) or once (the chunk-sharing graph) and reports the process's RSS before and after.
  *   prefill: times the prefill of `promptTokens` tokens, with and without the placement, with the NPU's busy and
  *            modelled time.
+ *   schedule: llm.npu's scheduling rows: prefill of each of `promptTokens` on the NPU placement (device workers,
+ *            in this process) with float, W8A8 and W8A8 + shadow matmuls, chunks in order and out of order, with
+ *            the NPU's idle share; next to CPU only and Auto (profiled here).
  */
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { createDeviceSession, discoverDevices, EP_CONTEXT_DIR, discoverEpDevices, VIRTUAL_NPU_EP, virtualNpuStats, type DeviceInfo, type OrtSession, type VirtualNpuStats } from '../main/engine/devices'
-import { loadModel } from '../main/engine/model'
+import { calibrate, DEFAULT_SHADOW_PRUNED_PERCENT, loadModel, readWeights, shadowLayers } from '../main/engine/model'
 import { buildPreset, weightInfoOfTypes, type Placement } from '../main/engine/plan'
-import { openModelWorker, usageDelta, type ModelWorkerClient } from '../main/engine/runtime'
+import { DeviceWorkersEngine, openModelWorker, profileDevices, SCHEDULE_ORDERS, usageDelta, type ModelWorkerClient, type ScheduleOrder, type ShadowSetup } from '../main/engine/runtime'
 import { argmax } from './peer-tandem'
 
 /** What the parent asks for. */
@@ -22,6 +25,34 @@ export type NpuChildRequest =
   | { readonly mode: 'open'; readonly model: string; readonly chunk: number; readonly cacheDir: string; readonly npuOptions: Record<string, string> }
   | { readonly mode: 'memory'; readonly model: string; readonly chunk: number; readonly cacheDir: string; readonly npuOptions: Record<string, string>; readonly copies: number }
   | { readonly mode: 'prefill'; readonly model: string; readonly chunk: number; readonly cacheDir: string; readonly npuOptions: Record<string, string>; readonly promptTokens: number; readonly reps: number }
+  | {
+      readonly mode: 'schedule'
+      readonly model: string
+      readonly chunk: number
+      readonly cacheDir: string
+      readonly npuOptions: Record<string, string>
+      readonly promptTokens: readonly number[]
+      readonly reps: number
+      /** corpus tokens the W8A8 calibration runs through the reference forward */
+      readonly calibrationTokens: number
+    }
+
+/** One row of the scheduling table. */
+export interface ScheduleRow {
+  readonly promptTokens: number
+  /** 'cpu' | 'auto' | 'npu' */
+  readonly placement: string
+  /** 'float' | 'w8a8' | 'w8a8-shadow' */
+  readonly matmuls: string
+  /** shadow segments' layers (w8a8-shadow), of all layers */
+  readonly shadowLayers: number
+  readonly order: ScheduleOrder | null
+  readonly ms: readonly number[]
+  /** per prefill: each device's busy ms */
+  readonly busyMs: Readonly<Record<string, number>>
+  /** per prefill: 1 − the NPU's busy time ÷ the prefill's wall time (null without an NPU) */
+  readonly npuIdleShare: number | null
+}
 
 const MIB = 1024 * 1024
 const CONTEXT = 1024
@@ -120,6 +151,78 @@ async function prefill(r: Extract<NpuChildRequest, { mode: 'prefill' }>): Promis
   return { cpu: cpuRun, npuPlacement: { ...npuRun, npu } }
 }
 
-const handlers = { open, memory, prefill } as const
+/** A deterministic prompt of `n` ids inside the vocabulary. */
+function promptOf(n: number, vocabSize: number): number[] {
+  return Array.from({ length: n }, (_, i) => 100 + ((i * 7919) % (vocabSize - 200)))
+}
+
+async function schedule(r: Extract<NpuChildRequest, { mode: 'schedule' }>): Promise<unknown> {
+  const header = await loadModel(r.model, { weights: false })
+  const model = { config: header.config, weights: readWeights(header.layout) }
+  const { devices, npu } = await devicesWithNpu(r.npuOptions)
+  const contextLength = Math.max(...r.promptTokens)
+  const rows: ScheduleRow[] = []
+  const cpu = await openModelWorker(header, { maxContext: contextLength, cacheDir: r.cacheDir })
+  for (const n of r.promptTokens) {
+    const run = await timePrefill(cpu, promptOf(n, header.config.vocabSize), r.reps)
+    rows.push({ promptTokens: n, placement: 'cpu', matmuls: 'float', shadowLayers: 0, order: null, ms: run.ms, busyMs: perPrefill(run.busy, r.reps), npuIdleShare: null })
+  }
+  await cpu.dispose()
+
+  const calibration = calibrate(model, [[1, ...promptOf(r.calibrationTokens - 1, header.config.vocabSize)]])
+  const scales = Object.fromEntries(Object.entries(calibration.matmuls).map(([name, m]) => [name, m.scale]))
+  const hot = Object.fromEntries(Object.entries(calibration.matmuls).map(([name, m]) => [name, m.hotChannels]))
+  const shadow = (pruned: number): ShadowSetup => ({ layers: shadowLayers(calibration, pruned), hot })
+  const weights = weightInfoOfTypes(header.tensorTypes)
+  const profile = await profileDevices(model, devices, { prefillChunkTokens: r.chunk })
+  const auto = buildPreset('auto', header.config, devices, { weights, prefillChunkTokens: r.chunk, profile }).placement
+  const configs: Array<{ placement: string; plan: Placement; matmuls: string; shadow: ShadowSetup | null; orders: readonly ScheduleOrder[] }> = [
+    { placement: 'auto', plan: auto, matmuls: 'float', shadow: null, orders: ['out-of-order'] },
+    { placement: 'npu', plan: npuPlacement(header, devices, r.chunk), matmuls: 'float', shadow: null, orders: SCHEDULE_ORDERS },
+    { placement: 'npu', plan: npuPlacement(header, devices, r.chunk), matmuls: 'w8a8', shadow: null, orders: SCHEDULE_ORDERS },
+    { placement: 'npu', plan: npuPlacement(header, devices, r.chunk), matmuls: 'w8a8-shadow', shadow: shadow(DEFAULT_SHADOW_PRUNED_PERCENT), orders: SCHEDULE_ORDERS },
+    { placement: 'npu', plan: npuPlacement(header, devices, r.chunk), matmuls: 'w8a8-shadow', shadow: shadow(0), orders: SCHEDULE_ORDERS }
+  ]
+  for (const c of configs) {
+    for (const order of c.orders) {
+      const engine = await DeviceWorkersEngine.create(model, c.plan, {
+        contextLength,
+        devices,
+        graph: { ropeTableLength: contextLength, w8a8: c.matmuls === 'float' ? null : scales },
+        cacheDir: r.cacheDir,
+        order,
+        shadow: c.shadow
+      })
+      try {
+        for (const n of r.promptTokens) {
+          const prompt = promptOf(n, header.config.vocabSize)
+          await engine.forward(prompt, 0)
+          const ms: number[] = []
+          const before = engine.usage()
+          for (let i = 0; i < r.reps; i++) {
+            engine.truncate(0)
+            const t0 = performance.now()
+            await engine.forward(prompt, 0)
+            ms.push(performance.now() - t0)
+          }
+          const busyMs = perPrefill(usageDelta(before, engine.usage()), r.reps)
+          const wall = ms.reduce((a, b) => a + b, 0) / ms.length
+          const npuBusy = busyMs[npu.id]
+          rows.push({ promptTokens: n, placement: c.placement, matmuls: c.matmuls, shadowLayers: c.shadow?.layers.size ?? 0, order, ms, busyMs, npuIdleShare: npuBusy === undefined ? null : Math.max(0, 1 - npuBusy / wall) })
+        }
+      } finally {
+        await engine.dispose()
+      }
+    }
+  }
+  return { rows, layers: header.config.nLayers, autoDevices: [...new Set(Object.values(auto.phases).flatMap((p) => [p.device, ...p.groups.map((g) => g.device)]))] }
+}
+
+/** Busy ms per device, divided by the prefills they were summed over. */
+function perPrefill(devices: ReadonlyArray<{ id: string; busyMs: number }>, reps: number): Record<string, number> {
+  return Object.fromEntries(devices.map((d) => [d.id, d.busyMs / reps]))
+}
+
+const handlers = { open, memory, prefill, schedule } as const
 const result = await handlers[request.mode](request as never)
 console.log(JSON.stringify(result))

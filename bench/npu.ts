@@ -10,21 +10,17 @@
  * Each virtual-NPU measurement runs in a child process of its own (bench/npu-child.ts), so its RSS and the
  * NPU's counters are its own.
  */
-import { execFile } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import { defaultIntraOpThreads, EP_CONTEXT_DIR } from '../main/engine/devices'
 import { STATIC_CHUNK_TOKENS } from '../main/engine/plan'
 import { GATE_VARIANTS, measureGates, renderGates, type GateRow } from './gates-measure'
 import { ensureBenchModel, MODEL_LABELS, type BenchModelId } from './models'
-import type { NpuChildRequest } from './npu-child'
+import { npuChild, VIRTUAL_NPU_BENCH_OPTIONS } from './npu-common'
+import { benchmarkNpuSchedule, renderNpuSchedule, type NpuScheduleRecord } from './npu-schedule'
 import { median } from './stats'
 
-const run = promisify(execFile)
-const CHILD = fileURLToPath(new URL('./npu-child.ts', import.meta.url))
 
 /** The model of the virtual-NPU rows: float32 matmuls, which the virtual NPU's default op list takes. */
 const NPU_MODEL: BenchModelId = 'f32'
@@ -33,11 +29,6 @@ const GATE_MODELS: readonly BenchModelId[] = ['f32', 'q8_0', 'q4_0', 'q4_k_m']
 /** The prompt of the chunk-sharing comparison (llm.npu's figure is for 1,024 tokens). */
 const SHARING_PROMPT_TOKENS = 1024
 const PREFILL_PROMPT_TOKENS = 512
-/**
- * The virtual NPU's throughput model: 100 µs per launch, 4 TFLOP/s, and 500 ms of compiler time per fused graph
- * (vendor NPU compilers take seconds to minutes per graph). Stated with every row.
- */
-export const VIRTUAL_NPU_BENCH_OPTIONS: Readonly<Record<string, string>> = Object.freeze({ launch_us: '100', gops: '4000', compile_ms: '500' })
 
 /** Everything the section measured. */
 export interface NpuRecord {
@@ -51,6 +42,7 @@ export interface NpuRecord {
     readonly open: { readonly cold: OpenResult; readonly epContextCold: OpenResult; readonly warm: OpenResult }
     readonly memory: { readonly promptTokens: number; readonly positions: number; readonly shared: MemoryResult; readonly perPosition: MemoryResult }
     readonly prefill: PrefillResult
+    readonly schedule: NpuScheduleRecord
   }
 }
 
@@ -72,11 +64,6 @@ interface PrefillResult {
   readonly npuPlacement: { readonly ms: readonly number[]; readonly npu: Record<string, number> }
 }
 
-async function child<T>(request: NpuChildRequest): Promise<T> {
-  const { stdout } = await run(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD, JSON.stringify(request)], { maxBuffer: 64 << 20, timeout: 30 * 60_000 })
-  const last = stdout.trim().split('\n').at(-1) ?? ''
-  return JSON.parse(last) as T
-}
 
 /** Runs the section. */
 export async function benchmarkNpuPath(options: { readonly modelsDir: string; readonly reps: number; readonly log: (line: string) => void }): Promise<NpuRecord> {
@@ -93,18 +80,19 @@ export async function benchmarkNpuPath(options: { readonly modelsDir: string; re
   const base = { model: file.path, chunk, cacheDir, npuOptions: { ...VIRTUAL_NPU_BENCH_OPTIONS } }
   try {
     log('npu: opening the NPU placement cold (graphs and EP-context compiled)')
-    const cold = await child<OpenResult>({ mode: 'open', ...base })
+    const cold = await npuChild<OpenResult>({ mode: 'open', ...base })
     await rm(join(cacheDir, EP_CONTEXT_DIR), { recursive: true, force: true })
     log('npu: opening again with the graphs cached and the EP-context cache cold')
-    const epContextCold = await child<OpenResult>({ mode: 'open', ...base })
+    const epContextCold = await npuChild<OpenResult>({ mode: 'open', ...base })
     log('npu: opening again with both warm')
-    const warm = await child<OpenResult>({ mode: 'open', ...base })
+    const warm = await npuChild<OpenResult>({ mode: 'open', ...base })
     const positions = SHARING_PROMPT_TOKENS / chunk
     log(`npu: memory of one chunk-sharing graph vs ${positions} per chunk position`)
-    const shared = await child<MemoryResult>({ mode: 'memory', ...base, copies: 1 })
-    const perPosition = await child<MemoryResult>({ mode: 'memory', ...base, copies: positions })
+    const shared = await npuChild<MemoryResult>({ mode: 'memory', ...base, copies: 1 })
+    const perPosition = await npuChild<MemoryResult>({ mode: 'memory', ...base, copies: positions })
     log(`npu: prefill of ${PREFILL_PROMPT_TOKENS} tokens, CPU vs the NPU placement`)
-    const prefill = await child<Omit<PrefillResult, 'promptTokens'>>({ mode: 'prefill', ...base, promptTokens: PREFILL_PROMPT_TOKENS, reps: Math.max(3, options.reps) })
+    const prefill = await npuChild<Omit<PrefillResult, 'promptTokens'>>({ mode: 'prefill', ...base, promptTokens: PREFILL_PROMPT_TOKENS, reps: Math.max(3, options.reps) })
+    const schedule = await benchmarkNpuSchedule(options)
     return {
       threads,
       gates: { steps, reps: gateReps, rows },
@@ -114,7 +102,8 @@ export async function benchmarkNpuPath(options: { readonly modelsDir: string; re
         options: VIRTUAL_NPU_BENCH_OPTIONS,
         open: { cold, epContextCold, warm },
         memory: { promptTokens: SHARING_PROMPT_TOKENS, positions, shared, perPosition },
-        prefill: { promptTokens: PREFILL_PROMPT_TOKENS, ...prefill }
+        prefill: { promptTokens: PREFILL_PROMPT_TOKENS, ...prefill },
+        schedule
       }
     }
   } finally {
@@ -166,6 +155,8 @@ export function renderNpuPath(r: NpuRecord): string {
     `| prefill ${v.prefill.promptTokens} tokens | ms (median) | tok/s | per prefill: NPU fused-graph runs | NPU busy ms | NPU throughput-model ms |`,
     '|---|---:|---:|---:|---:|---:|',
     `| CPU only (one session) | ${cpuMs.toFixed(0)} | ${((v.prefill.promptTokens * 1000) / cpuMs).toFixed(0)} | – | – | – |`,
-    `| prefill on the virtual NPU, rest on the CPU | ${npuMs.toFixed(0)} | ${((v.prefill.promptTokens * 1000) / npuMs).toFixed(0)} | ${np.graphRuns.toFixed(0)} | ${np.busyMs.toFixed(0)} | ${np.modelledMs.toFixed(0)} |`
+    `| prefill on the virtual NPU, rest on the CPU | ${npuMs.toFixed(0)} | ${((v.prefill.promptTokens * 1000) / npuMs).toFixed(0)} | ${np.graphRuns.toFixed(0)} | ${np.busyMs.toFixed(0)} | ${np.modelledMs.toFixed(0)} |`,
+    '',
+    renderNpuSchedule(v.schedule)
   ].join('\n')
 }

@@ -17,6 +17,7 @@ import { ensureBenchModel, isLargeBenchModel, type BenchModelFile } from './mode
 import { ensurePeers, peerPackageVersion } from './peers-install'
 import type { LimitSamples } from './protocol'
 import { benchmarkNpuPath, renderNpuPath, type NpuRecord } from './npu'
+import { benchmarkNpuSchedule, renderNpuSchedule } from './npu-schedule'
 import { benchmarkPlacements, type PlacementsRecord } from './placements'
 import { renderPlacementsMarkdown, summarizePlacements } from './placements-report'
 import { combineLimits, modelRows, renderMarkdown } from './report'
@@ -68,6 +69,7 @@ async function main(): Promise<void> {
   if (args.onlyPlacements) return placementsOnly(args)
   if (args.onlyLongContext) return longContextOnly(args)
   if (args.onlyVirtualNpu) return virtualNpuOnly(args)
+  if (args.onlyNpuSchedule) return npuScheduleOnly(args)
   const started = new Date()
   const loadAtStart = loadLine()
   log(`models ${args.models.join(', ')}; ${args.reps} rep(s), ${args.probeRounds} probe round(s); placements ${args.placements ? 'on' : 'off'}; load average ${loadAtStart}`)
@@ -260,6 +262,24 @@ async function virtualNpuOnly(args: BenchArgs): Promise<void> {
     `Run ${started.toISOString().slice(0, 16)}Z; load average ${machine.loadAverageStart} at start, ${machine.loadAverageEnd} at end.`
   const markdown = `# Tandem NPU path (${base})\n\n${machineLine}\n\n${renderNpuPath(record)}\n`
   const json = { schema: 1, startedAt: started.toISOString(), finishedAt: new Date().toISOString(), args, machine, npuPath: record }
+  await writeResults(resolve(args.outDir ?? join(BENCH_DIR, 'results')), base, json, markdown)
+}
+
+/** `--only npu-schedule`: the NPU section's scheduling rows alone, written as <date>-npu-schedule.{json,md}. */
+async function npuScheduleOnly(args: BenchArgs): Promise<void> {
+  const started = new Date()
+  const loadAtStart = loadLine()
+  log(`NPU scheduling rows only; load average ${loadAtStart}`)
+  await mkdir(MODELS_DIR, { recursive: true })
+  const record = await benchmarkNpuSchedule({ modelsDir: MODELS_DIR, reps: args.reps, log })
+  const cpu = cpus()
+  const machine = { cpuModel: cpu[0]?.model ?? 'unknown', cores: cpu.length, totalMemBytes: totalmem(), kernel: release(), loadAverageStart: loadAtStart, loadAverageEnd: loadLine() }
+  const base = `${started.toISOString().slice(0, 10)}-npu-schedule`
+  const machineLine =
+    `${machine.cpuModel}, ${machine.cores} cores, ${Math.round(machine.totalMemBytes / 2 ** 30)} GiB; Node ${process.version}. ` +
+    `Run ${started.toISOString().slice(0, 16)}Z; load average ${machine.loadAverageStart} at start, ${machine.loadAverageEnd} at end.`
+  const markdown = `# Tandem NPU scheduling (${base})\n\n${machineLine}\n\n${renderNpuSchedule(record)}\n`
+  const json = { schema: 1, startedAt: started.toISOString(), finishedAt: new Date().toISOString(), args, machine, npuSchedule: record }
   await writeResults(resolve(args.outDir ?? join(BENCH_DIR, 'results')), base, json, markdown)
 }
 

@@ -104,6 +104,17 @@ export interface SearchHit {
 
 export type ThemeSetting = 'system' | 'light' | 'dark'
 
+/**
+ * How the layer matmuls run for integer NPUs: W8A8 (int8 weights per channel, int8 activations per tensor at the
+ * calibrated scales; needs `tandem calibrate` once per model), with llm.npu's shadow segments repairing clipped
+ * outliers on a float device except in the least important `shadowPrunedPercent` of the layers.
+ */
+export interface NpuQuantizationSetting {
+  readonly w8a8: boolean
+  /** 0–100 */
+  readonly shadowPrunedPercent: number
+}
+
 export interface Settings {
   /** folders the user added (the built-in ones are listed by models.folders) */
   readonly modelFolders: readonly string[]
@@ -111,6 +122,7 @@ export interface Settings {
   readonly theme: ThemeSetting
   /** defaults for new conversations */
   readonly sampling: SamplingSettings
+  readonly npuQuantization: NpuQuantizationSetting
 }
 
 export interface ConversationPatch {
@@ -124,6 +136,7 @@ export interface SettingsPatch {
   readonly defaultModelId?: string | null
   readonly theme?: ThemeSetting
   readonly sampling?: SamplingSettings
+  readonly npuQuantization?: NpuQuantizationSetting
 }
 
 /** How a device is built: CPU, integrated/discrete GPU, NPU, or a software GPU (e.g. Mesa lavapipe). */

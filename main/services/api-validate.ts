@@ -10,6 +10,7 @@ import {
   type ConversationPatch,
   type EditRequest,
   type RegenerateRequest,
+  type NpuQuantizationSetting,
   type SamplingSettings,
   type SendRequest,
   type SettingsPatch,
@@ -124,6 +125,13 @@ export function samplingSettings(value: unknown, field = 'sampling'): SamplingSe
   }
 }
 
+/** The NPU quantization setting: W8A8 on or off, and the share of layers whose shadow is pruned. */
+export function npuQuantization(value: unknown, field = 'npuQuantization'): NpuQuantizationSetting {
+  const o = object(value, field, ['w8a8', 'shadowPrunedPercent'])
+  if (typeof o.w8a8 !== 'boolean') throw invalid(`${field}.w8a8 must be true or false`)
+  return { w8a8: o.w8a8, shadowPrunedPercent: numberIn(o.shadowPrunedPercent, `${field}.shadowPrunedPercent`, 0, 100) }
+}
+
 /** A `sinceMs` for devices.usage: an epoch time in ms (0 = everything in the window). */
 function sinceMs(value: unknown, field: string): number {
   return readNumber(failInvalid, field, value, 0, Number.MAX_VALUE)
@@ -152,8 +160,9 @@ function conversationPatch(value: unknown, field: string): ConversationPatch {
 }
 
 function settingsPatch(value: unknown, field: string): SettingsPatch {
-  const o = object(value, field, ['defaultModelId', 'theme', 'sampling'])
+  const o = object(value, field, ['defaultModelId', 'theme', 'sampling', 'npuQuantization'])
   return {
+    ...(o.npuQuantization !== undefined && { npuQuantization: npuQuantization(o.npuQuantization, `${field}.npuQuantization`) }),
     ...(o.defaultModelId !== undefined && { defaultModelId: modelIdOrNull(o.defaultModelId, `${field}.defaultModelId`) }),
     ...(o.theme !== undefined && { theme: theme(o.theme, `${field}.theme`) }),
     ...(o.sampling !== undefined && { sampling: samplingSettings(o.sampling, `${field}.sampling`) })

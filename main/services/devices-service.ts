@@ -25,7 +25,8 @@ import {
   type DeviceInfo,
   type Placement,
   type ProviderLibraryStatus,
-  type ProviderOptions
+  type ProviderOptions,
+  type W8A8Request
 } from '../engine'
 import type { AutoProfiles } from './auto-profiles'
 import { ApiError, errorMessage, invalid } from './errors'
@@ -59,6 +60,8 @@ export interface ModelPlacement {
   readonly key: string
   readonly placement: Placement
   readonly devices: readonly DeviceInfo[]
+  /** W8A8 with shadow segments (Settings → Devices → Integer NPUs), or undefined for float matmuls */
+  readonly w8a8?: W8A8Request
 }
 
 /** What placementFor may do before measuring the devices for Auto. */
@@ -237,7 +240,9 @@ export class DevicesService {
     }
     const r = resolvePlacement(setting, model, devices, auto)
     if (r.placement === null) throw new ApiError('PlacementError', `${r.explanation ?? 'The placement cannot run here.'} Choose another placement in Settings → Devices.`)
-    return { key: JSON.stringify(r.placement), placement: r.placement, devices }
+    const q = this.deps.settings.npuQuantization()
+    const w8a8 = q.w8a8 ? { shadowPrunedPercent: q.shadowPrunedPercent } : undefined
+    return { key: JSON.stringify({ placement: r.placement, w8a8 }), placement: r.placement, devices, w8a8 }
   }
 
   /** Waits for a discovery in flight (its probe child processes) so nothing outlives the app. */

@@ -54,6 +54,7 @@ export class ModelSlot {
         threads: this.options.threads,
         placement: placed.placement,
         devices: placed.devices,
+        w8a8: placed.w8a8,
         onProgress
       })
       this.current = { id: entry.id, fileKey, placementKey: placed.key, model }

@@ -3,14 +3,18 @@
  * missing, corrupt or out-of-range stored value reads as the default instead of breaking the app.
  */
 import { resolve } from 'node:path'
-import { API_LIMITS, type PlacementSetting, type SamplingSettings, type Settings, type SettingsPatch, type ThemeSetting } from '../../preload/api'
+import { API_LIMITS, type NpuQuantizationSetting, type PlacementSetting, type SamplingSettings, type Settings, type SettingsPatch, type ThemeSetting } from '../../preload/api'
+import { DEFAULT_SHADOW_PRUNED_PERCENT } from '../engine'
 import type { SettingsStore } from '../store'
-import { path, providerName, providerOptions, samplingSettings, theme } from './api-validate'
+import { npuQuantization, path, providerName, providerOptions, samplingSettings, theme } from './api-validate'
 import { invalid } from './errors'
 import { DEFAULT_PLACEMENT_SETTING, placementSetting } from './placement-setting'
 
 /** Sampling for new conversations until the user changes it. */
 export const DEFAULT_SAMPLING_SETTINGS: SamplingSettings = Object.freeze({ temperature: 0.7, topP: 0.95, maxTokens: 256 })
+
+/** Float matmuls until the user turns W8A8 on; then llm.npu's share of pruned shadows. */
+export const DEFAULT_NPU_QUANTIZATION: NpuQuantizationSetting = Object.freeze({ w8a8: false, shadowPrunedPercent: DEFAULT_SHADOW_PRUNED_PERCENT })
 
 /** Settings table keys. */
 const KEYS = {
@@ -19,7 +23,8 @@ const KEYS = {
   theme: 'theme',
   sampling: 'sampling',
   placement: 'placement',
-  providerLibraries: 'providerLibraries'
+  providerLibraries: 'providerLibraries',
+  npuQuantization: 'npuQuantization'
 } as const
 
 /** A provider library as stored: registration name, file, and the options its sessions get. */
@@ -60,7 +65,8 @@ export class SettingsService {
       modelFolders: this.modelFolders(),
       defaultModelId: this.store.getOr(KEYS.defaultModelId, modelIdOrNull, null),
       theme: this.store.getOr<ThemeSetting>(KEYS.theme, (v) => theme(v), 'system'),
-      sampling: this.sampling()
+      sampling: this.sampling(),
+      npuQuantization: this.npuQuantization()
     }
   }
 
@@ -69,7 +75,13 @@ export class SettingsService {
     if (patch.defaultModelId !== undefined) this.store.set(KEYS.defaultModelId, patch.defaultModelId, modelIdOrNull)
     if (patch.theme !== undefined) this.store.set(KEYS.theme, patch.theme, (v) => theme(v))
     if (patch.sampling !== undefined) this.store.set(KEYS.sampling, patch.sampling, (v) => samplingSettings(v))
+    if (patch.npuQuantization !== undefined) this.store.set(KEYS.npuQuantization, patch.npuQuantization, (v) => npuQuantization(v))
     return this.get()
+  }
+
+  /** How the layer matmuls run for integer NPUs (default: float, W8A8 off). */
+  npuQuantization(): NpuQuantizationSetting {
+    return this.store.getOr(KEYS.npuQuantization, (v) => npuQuantization(v), DEFAULT_NPU_QUANTIZATION)
   }
 
   /** Sampling defaults for new conversations. */

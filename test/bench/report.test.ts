@@ -86,6 +86,7 @@ describe('bench args', () => {
     expect(parseBenchArgs([]).virtualNpu).toBe(false)
     expect(parseBenchArgs(['--virtual-npu'])).toMatchObject({ virtualNpu: true, onlyVirtualNpu: false })
     expect(parseBenchArgs(['--only', 'virtual-npu'])).toMatchObject({ virtualNpu: true, onlyVirtualNpu: true, models: [] })
+    expect(parseBenchArgs(['--only', 'npu-schedule'])).toMatchObject({ onlyNpuSchedule: true, onlyVirtualNpu: false, models: [] })
     expect(() => parseBenchArgs(['--only', 'gpu'])).toThrow(/--only takes/)
   })
 })

@@ -116,7 +116,7 @@ describe('tandem generate --placement', () => {
       const compilable = { config: model.config, weights: model.weights }
       const calibration = await readCalibration(calibrationPath(cacheDir, modelFingerprint(compilable)), model.weights)
       const state = createReferenceState(model.config, out.promptTokens.length + out.tokens.length, w8a8Reference(w8a8Linears(compilable, calibration, { shadow: true, prunedPercent: 0 })))
-      let logits = new Float32Array(0)
+      let logits: Float32Array = new Float32Array(0)
       out.promptTokens.forEach((t, pos) => (logits = referenceForward(compilable, state, t, pos)))
       const want: number[] = []
       for (let i = 0; i < out.tokens.length; i++) {

@@ -4,7 +4,7 @@
  * or devices.
  */
 import { describe, expect, it } from 'vitest'
-import { assignGroups, parsePlacement, parsePlacementShape, PlacementError, weightInfoOf, type Placement, type WeightInfo } from '../../main/engine/plan'
+import { assignGroups, parsePlacement, parsePlacementShape, PlacementError, shadowDeviceOf, weightInfoOf, type Placement, type WeightInfo } from '../../main/engine/plan'
 import { randomModel } from '../graph/random-model'
 import { device, npuLaptop, testConfig, thisMachine } from './fixtures'
 
@@ -69,6 +69,18 @@ describe('parsePlacement', () => {
     rejects({ ...base(), prefillChunkTokens: 1024 }, 'prefillChunkTokens', /1024 is out of range \[1, 512\]/)
     rejects({ ...base(), prefillChunkTokens: 2.5 }, 'prefillChunkTokens', /expected an integer/)
     rejects(withPhase('prefill', { groups: [{ layer: 0, group: 'softmax', device: 'cpu' }] }), 'phases.prefill.groups[0].group', /"softmax" is not one of attn-norm/)
+  })
+
+  it('places shadow segments on a float device: a named shadow round-trips; absent, it is where attention runs; a static-shape device is refused', () => {
+    const named = parsePlacement(withPhase('prefill', { groups: [{ layer: 'all', group: 'attention', device: 'cpu-2' }], shadow: 'webgpu-0' }), config, devices)
+    expect(named.phases.prefill.shadow).toBe('webgpu-0')
+    expect(shadowDeviceOf(named.phases.prefill, config)).toBe('webgpu-0')
+    expect(parsePlacement(JSON.parse(JSON.stringify(named)), config, devices)).toEqual(named)
+    expect(shadowDeviceOf({ ...named.phases.prefill, shadow: undefined }, config)).toBe('cpu-2')
+    expect('shadow' in parsePlacement(base(), config, devices).phases.prefill).toBe(false)
+    rejects(withPhase('decode', { shadow: 'qnn-0' }), 'phases.decode.shadow', /unknown device "qnn-0"/)
+    const staticNpu = [device('cpu', 'cpu'), device('npu-0', 'npu', { contract: { staticShapesOnly: true } })]
+    rejects(withPhase('prefill', { shadow: 'npu-0' }), 'phases.prefill.shadow', /needs static shapes; shadow segments compute in float/, staticNpu)
   })
 
   it('rejects an unknown device, listing the devices there are', () => {

@@ -1,13 +1,18 @@
-/** @file Settings → Devices: the compute devices found, the provider libraries that bring NPUs, then where generation runs on them. */
+/**
+ * @file Settings → Devices: the compute devices found, the provider libraries that bring NPUs, where generation runs
+ * on them, and how integer NPUs run the matmuls.
+ */
 import { useEffect, type JSX } from 'react'
 import { errorText } from '../lib/errors'
 import type { DevicesState } from '../state/use-devices'
+import type { SettingsState } from '../state/use-settings'
 import { DeviceList } from './DeviceList'
+import { NpuQuantizationSection } from './NpuQuantization'
 import { PlacementSettings } from './PlacementSettings'
 import { ProviderLibraries } from './ProviderLibraries'
 
 /** The Devices tab. */
-export function DevicesSettings({ state }: { state: DevicesState }): JSX.Element {
+export function DevicesSettings({ state, settings }: { state: DevicesState; settings: SettingsState }): JSX.Element {
   const { reload } = state
   // The placement is resolved for the default model, which may have changed since the last look.
   useEffect(() => {
@@ -37,6 +42,7 @@ export function DevicesSettings({ state }: { state: DevicesState }): JSX.Element
       </section>
       <ProviderLibraries onChanged={() => void reload()} />
       <PlacementSettings state={state} />
+      <NpuQuantizationSection state={settings} />
     </>
   )
 }

@@ -267,7 +267,7 @@ export function SettingsDialog({ state, devices, initialTab = 'general', onClose
         ))}
       </div>
       <div role="tabpanel" id={`settings-panel-${tab}`} aria-labelledby={`settings-tab-${tab}`} className="tab-panel">
-        {tab === 'general' ? <GeneralSettings state={state} /> : <DevicesSettings state={devices} />}
+        {tab === 'general' ? <GeneralSettings state={state} /> : <DevicesSettings state={devices} settings={state} />}
       </div>
     </Modal>
   )

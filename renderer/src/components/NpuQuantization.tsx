@@ -1,0 +1,59 @@
+/**
+ * @file Settings → Devices → Integer NPUs: W8A8 layer matmuls (what integer NPUs run) and how many layers skip
+ * llm.npu's shadow segments, which repair the outliers int8 clips on a float device.
+ */
+import { useState, type JSX } from 'react'
+import { errorText } from '../lib/errors'
+import type { SettingsState } from '../state/use-settings'
+
+/** The W8A8 switch and the shadow's pruning, saved as they change. */
+export function NpuQuantizationSection({ state }: { state: SettingsState }): JSX.Element | null {
+  const current = state.settings?.npuQuantization ?? null
+  const [percent, setPercent] = useState<string | null>(null)
+  const [status, setStatus] = useState<{ ok: boolean; text: string } | null>(null)
+  if (current === null) return null
+  const shown = percent ?? String(current.shadowPrunedPercent)
+  const save = (w8a8: boolean, text: string): void => {
+    const n = Number(text)
+    if (text.trim() === '' || !Number.isFinite(n) || n < 0 || n > 100) {
+      setStatus({ ok: false, text: 'The share of layers without a shadow is a number from 0 to 100.' })
+      return
+    }
+    void state.update({ npuQuantization: { w8a8, shadowPrunedPercent: n } }).then((failure) => {
+      if (failure === null) setPercent(null)
+      setStatus(failure === null ? { ok: true, text: 'Saved. It applies from the next reply.' } : { ok: false, text: errorText(failure) })
+    })
+  }
+  return (
+    <section className="settings-section" aria-labelledby="settings-npu-quantization">
+      <h3 id="settings-npu-quantization">Integer NPUs</h3>
+      <p className="field-help">
+        Many laptop NPUs compute only in 8-bit integers. W8A8 runs every layer&apos;s matrix multiplications that way, and shadow segments on the CPU or GPU repair the
+        few large values that 8 bits cut off. It needs the model calibrated once: <code>npx tandem calibrate --model PATH --corpus FILE</code>.
+      </p>
+      <label className="checkbox-row">
+        <input type="checkbox" checked={current.w8a8} onChange={(e) => save(e.target.checked, shown)} /> Run the model in W8A8
+      </label>
+      <form
+        className="inline-form"
+        noValidate
+        onSubmit={(e) => {
+          e.preventDefault()
+          save(current.w8a8, shown)
+        }}
+      >
+        <label htmlFor="shadow-pruned">Layers without a shadow (%)</label>
+        <input id="shadow-pruned" type="number" min={0} max={100} step={1} value={shown} onChange={(e) => setPercent(e.target.value)} />
+        <button type="submit" className="button-secondary">
+          Save
+        </button>
+      </form>
+      <p className="field-help">The least important layers (by calibration) go without one. llm.npu skips 85%; 0 repairs every layer, 100 none.</p>
+      {status !== null && (
+        <p className={status.ok ? 'form-ok' : 'form-error'} role={status.ok ? 'status' : 'alert'}>
+          {status.text}
+        </p>
+      )}
+    </section>
+  )
+}

@@ -17,7 +17,7 @@ import { ensureBenchModel, isLargeBenchModel, type BenchModelFile } from './mode
 import { ensurePeers, peerPackageVersion } from './peers-install'
 import type { LimitSamples } from './protocol'
 import { benchmarkNpuPath, renderNpuPath, type NpuRecord } from './npu'
-import { benchmarkNpuSchedule, renderNpuSchedule } from './npu-schedule'
+import { benchmarkNpuSchedule, renderNpuSchedule, type NpuScheduleRecord } from './npu-schedule'
 import { benchmarkPlacements, type PlacementsRecord } from './placements'
 import { renderPlacementsMarkdown, summarizePlacements } from './placements-report'
 import { combineLimits, modelRows, renderMarkdown } from './report'
@@ -247,40 +247,34 @@ async function longContextOnly(args: BenchArgs): Promise<void> {
   await writeResults(resolve(args.outDir ?? join(BENCH_DIR, 'results')), base, { schema: 1, startedAt: started.toISOString(), args, longContext: record }, markdown)
 }
 
-/** `--only virtual-npu`: the NPU-path section alone, written as <date>-virtual-npu.{json,md}. */
-async function virtualNpuOnly(args: BenchArgs): Promise<void> {
+/** One NPU section alone, measured by `measure` and written as <date>-<suffix>.{json,md} with the machine. */
+async function npuSectionOnly<R>(args: BenchArgs, section: { suffix: string; title: string; what: string; key: string; measure: () => Promise<R>; render: (r: R) => string }): Promise<void> {
   const started = new Date()
   const loadAtStart = loadLine()
-  log(`NPU path only; load average ${loadAtStart}`)
+  log(`${section.what} only; load average ${loadAtStart}`)
   await mkdir(MODELS_DIR, { recursive: true })
-  const record = await benchmarkNpuPath({ modelsDir: MODELS_DIR, reps: args.reps, log })
+  const record = await section.measure()
   const cpu = cpus()
   const machine = { cpuModel: cpu[0]?.model ?? 'unknown', cores: cpu.length, totalMemBytes: totalmem(), kernel: release(), loadAverageStart: loadAtStart, loadAverageEnd: loadLine() }
-  const base = `${started.toISOString().slice(0, 10)}-virtual-npu`
+  const base = `${started.toISOString().slice(0, 10)}-${section.suffix}`
   const machineLine =
     `${machine.cpuModel}, ${machine.cores} cores, ${Math.round(machine.totalMemBytes / 2 ** 30)} GiB; Node ${process.version}. ` +
     `Run ${started.toISOString().slice(0, 16)}Z; load average ${machine.loadAverageStart} at start, ${machine.loadAverageEnd} at end.`
-  const markdown = `# Tandem NPU path (${base})\n\n${machineLine}\n\n${renderNpuPath(record)}\n`
-  const json = { schema: 1, startedAt: started.toISOString(), finishedAt: new Date().toISOString(), args, machine, npuPath: record }
+  const markdown = `# ${section.title} (${base})\n\n${machineLine}\n\n${section.render(record)}\n`
+  const json = { schema: 1, startedAt: started.toISOString(), finishedAt: new Date().toISOString(), args, machine, [section.key]: record }
   await writeResults(resolve(args.outDir ?? join(BENCH_DIR, 'results')), base, json, markdown)
 }
 
+/** `--only virtual-npu`: the NPU-path section alone, written as <date>-virtual-npu.{json,md}. */
+function virtualNpuOnly(args: BenchArgs): Promise<void> {
+  const measure = (): Promise<NpuRecord> => benchmarkNpuPath({ modelsDir: MODELS_DIR, reps: args.reps, log })
+  return npuSectionOnly(args, { suffix: 'virtual-npu', title: 'Tandem NPU path', what: 'NPU path', key: 'npuPath', measure, render: renderNpuPath })
+}
+
 /** `--only npu-schedule`: the NPU section's scheduling rows alone, written as <date>-npu-schedule.{json,md}. */
-async function npuScheduleOnly(args: BenchArgs): Promise<void> {
-  const started = new Date()
-  const loadAtStart = loadLine()
-  log(`NPU scheduling rows only; load average ${loadAtStart}`)
-  await mkdir(MODELS_DIR, { recursive: true })
-  const record = await benchmarkNpuSchedule({ modelsDir: MODELS_DIR, reps: args.reps, log })
-  const cpu = cpus()
-  const machine = { cpuModel: cpu[0]?.model ?? 'unknown', cores: cpu.length, totalMemBytes: totalmem(), kernel: release(), loadAverageStart: loadAtStart, loadAverageEnd: loadLine() }
-  const base = `${started.toISOString().slice(0, 10)}-npu-schedule`
-  const machineLine =
-    `${machine.cpuModel}, ${machine.cores} cores, ${Math.round(machine.totalMemBytes / 2 ** 30)} GiB; Node ${process.version}. ` +
-    `Run ${started.toISOString().slice(0, 16)}Z; load average ${machine.loadAverageStart} at start, ${machine.loadAverageEnd} at end.`
-  const markdown = `# Tandem NPU scheduling (${base})\n\n${machineLine}\n\n${renderNpuSchedule(record)}\n`
-  const json = { schema: 1, startedAt: started.toISOString(), finishedAt: new Date().toISOString(), args, machine, npuSchedule: record }
-  await writeResults(resolve(args.outDir ?? join(BENCH_DIR, 'results')), base, json, markdown)
+function npuScheduleOnly(args: BenchArgs): Promise<void> {
+  const measure = (): Promise<NpuScheduleRecord> => benchmarkNpuSchedule({ modelsDir: MODELS_DIR, reps: args.reps, log })
+  return npuSectionOnly(args, { suffix: 'npu-schedule', title: 'Tandem NPU scheduling', what: 'NPU scheduling rows', key: 'npuSchedule', measure, render: renderNpuSchedule })
 }
 
 /** Writes <base>.json and <base>.md into `outDir` and prints the markdown. */

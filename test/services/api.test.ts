@@ -47,6 +47,9 @@ describe('validation', () => {
     ['chat:stop', [{}], /requestId: expected a string, got an object/],
     ['settings:update', [{ theme: 'neon' }], /theme: "neon" is not one of system, light, dark/],
     ['settings:update', [[]], /patch: expected an object, got an array/],
+    ['settings:update', [{ npuQuantization: { w8a8: 'yes', shadowPrunedPercent: 85 } }], /patch.npuQuantization.w8a8 must be true or false/],
+    ['settings:update', [{ npuQuantization: { w8a8: true, shadowPrunedPercent: 101 } }], /shadowPrunedPercent: 101 is out of range \[0, 100\]/],
+    ['settings:update', [{ npuQuantization: { w8a8: true } }], /missing field "shadowPrunedPercent"|shadowPrunedPercent/],
     ['models:list', ['extra'], /arguments: expected 0 entries, got 1/]
   ]
   it.each(BAD)('%s %j is a ValidationError', async (channel, args, message) => {
@@ -111,12 +114,15 @@ describe('conversations', () => {
 describe('settings', () => {
   it('has defaults, applies validated patches, and keeps them', async () => {
     const s = await f.ok<Settings>('settings:get')
-    expect(s).toEqual({ modelFolders: [], defaultModelId: null, theme: 'system', sampling: { temperature: 0.7, topP: 0.95, maxTokens: 256 } })
+    expect(s).toEqual({ modelFolders: [], defaultModelId: null, theme: 'system', sampling: { temperature: 0.7, topP: 0.95, maxTokens: 256 }, npuQuantization: { w8a8: false, shadowPrunedPercent: 85 } })
     const next = await f.ok<Settings>('settings:update', { theme: 'dark', defaultModelId: CHAT_MODEL(), sampling: { temperature: 1.2, topP: 0.9, maxTokens: 64 } })
     expect(next).toMatchObject({ theme: 'dark', defaultModelId: CHAT_MODEL(), sampling: { temperature: 1.2, topP: 0.9, maxTokens: 64 } })
     // new conversations take the new defaults
     expect(await f.ok<Conversation>('conversations:create', {})).toMatchObject({ modelId: CHAT_MODEL(), sampling: { temperature: 1.2, maxTokens: 64 } })
     await f.ok('settings:update', { theme: 'system', defaultModelId: null, sampling: { temperature: 0.7, topP: 0.95, maxTokens: 256 } })
+    expect((await f.ok<Settings>('settings:update', { npuQuantization: { w8a8: true, shadowPrunedPercent: 50 } })).npuQuantization).toEqual({ w8a8: true, shadowPrunedPercent: 50 })
+    expect((await f.ok<Settings>('settings:get')).npuQuantization).toEqual({ w8a8: true, shadowPrunedPercent: 50 })
+    await f.ok('settings:update', { npuQuantization: { w8a8: false, shadowPrunedPercent: 85 } })
   })
 
   it('reports the app version', async () => {

@@ -17,7 +17,7 @@ import { describeValue, emitGroup, VALUE, wholeModelSegment, type SegmentSpec } 
 import { checkGroupPart, type GroupPart } from './partition'
 
 /** Bump when emitted graphs change for the same model, so cached graphs are recompiled. */
-export const GRAPH_COMPILER_VERSION = 'tandem-graph-5'
+export const GRAPH_COMPILER_VERSION = 'tandem-graph-6'
 
 /** The graph output carrying every new K/V row (see `kvOutputValues` for its order). */
 export const KV_OUTPUT = 'new_kv'

@@ -176,8 +176,16 @@ async function schedule(r: Extract<NpuChildRequest, { mode: 'schedule' }>): Prom
   const weights = weightInfoOfTypes(header.tensorTypes)
   const profile = await profileDevices(model, devices, { prefillChunkTokens: r.chunk })
   const auto = buildPreset('auto', header.config, devices, { weights, prefillChunkTokens: r.chunk, profile }).placement
+  // Auto as users get it: the model worker picks the engine (the single CPU session when Auto keeps everything there)
+  const autoRunner = await openModelWorker(header, { placement: auto, devices, maxContext: contextLength, cacheDir: r.cacheDir })
+  for (const n of r.promptTokens) {
+    const run = await timePrefill(autoRunner, promptOf(n, header.config.vocabSize), r.reps)
+    const busyMs = perPrefill(run.busy, r.reps)
+    const wall = run.ms.reduce((a, b) => a + b, 0) / run.ms.length
+    rows.push({ promptTokens: n, placement: 'auto', matmuls: 'float', shadowLayers: 0, order: 'out-of-order', ms: run.ms, busyMs, npuIdleShare: busyMs[npu.id] === undefined ? null : Math.max(0, 1 - busyMs[npu.id] / wall) })
+  }
+  await autoRunner.dispose()
   const configs: Array<{ placement: string; plan: Placement; matmuls: string; shadow: ShadowSetup | null; orders: readonly ScheduleOrder[] }> = [
-    { placement: 'auto', plan: auto, matmuls: 'float', shadow: null, orders: ['out-of-order'] },
     { placement: 'npu', plan: npuPlacement(header, devices, r.chunk), matmuls: 'float', shadow: null, orders: SCHEDULE_ORDERS },
     { placement: 'npu', plan: npuPlacement(header, devices, r.chunk), matmuls: 'w8a8', shadow: null, orders: SCHEDULE_ORDERS },
     { placement: 'npu', plan: npuPlacement(header, devices, r.chunk), matmuls: 'w8a8-shadow', shadow: shadow(DEFAULT_SHADOW_PRUNED_PERCENT), orders: SCHEDULE_ORDERS },

@@ -17,7 +17,7 @@ import { join } from 'node:path'
 import { createDeviceSession, discoverDevices, EP_CONTEXT_DIR, discoverEpDevices, VIRTUAL_NPU_EP, virtualNpuStats, type DeviceInfo, type OrtSession, type VirtualNpuStats } from '../main/engine/devices'
 import { calibrate, DEFAULT_SHADOW_PRUNED_PERCENT, loadModel, readWeights, shadowLayers } from '../main/engine/model'
 import { buildPreset, weightInfoOfTypes, type Placement } from '../main/engine/plan'
-import { DeviceWorkersEngine, openModelWorker, profileDevices, SCHEDULE_ORDERS, usageDelta, type ModelWorkerClient, type ScheduleOrder, type ShadowSetup } from '../main/engine/runtime'
+import { DeviceWorkersEngine, openModelWorker, profileDevices, SCHEDULE_ORDERS, usageDelta, type ModelWorkerClient, type ScheduleOrder, type ShadowLayers } from '../main/engine/runtime'
 import { argmax } from './peer-tandem'
 
 /** What the parent asks for. */
@@ -172,7 +172,7 @@ async function schedule(r: Extract<NpuChildRequest, { mode: 'schedule' }>): Prom
   const calibration = calibrate(model, [[1, ...promptOf(r.calibrationTokens - 1, header.config.vocabSize)]])
   const scales = Object.fromEntries(Object.entries(calibration.matmuls).map(([name, m]) => [name, m.scale]))
   const hot = Object.fromEntries(Object.entries(calibration.matmuls).map(([name, m]) => [name, m.hotChannels]))
-  const shadow = (pruned: number): ShadowSetup => ({ layers: shadowLayers(calibration, pruned), hot })
+  const shadow = (pruned: number): ShadowLayers => ({ layers: shadowLayers(calibration, pruned), hot })
   const weights = weightInfoOfTypes(header.tensorTypes)
   const profile = await profileDevices(model, devices, { prefillChunkTokens: r.chunk })
   const auto = buildPreset('auto', header.config, devices, { weights, prefillChunkTokens: r.chunk, profile }).placement
@@ -185,7 +185,7 @@ async function schedule(r: Extract<NpuChildRequest, { mode: 'schedule' }>): Prom
     rows.push({ promptTokens: n, placement: 'auto', matmuls: 'float', shadowLayers: 0, order: 'out-of-order', ms: run.ms, busyMs, npuIdleShare: busyMs[npu.id] === undefined ? null : Math.max(0, 1 - busyMs[npu.id] / wall) })
   }
   await autoRunner.dispose()
-  const configs: Array<{ placement: string; plan: Placement; matmuls: string; shadow: ShadowSetup | null; orders: readonly ScheduleOrder[] }> = [
+  const configs: Array<{ placement: string; plan: Placement; matmuls: string; shadow: ShadowLayers | null; orders: readonly ScheduleOrder[] }> = [
     { placement: 'npu', plan: npuPlacement(header, devices, r.chunk), matmuls: 'float', shadow: null, orders: SCHEDULE_ORDERS },
     { placement: 'npu', plan: npuPlacement(header, devices, r.chunk), matmuls: 'w8a8', shadow: null, orders: SCHEDULE_ORDERS },
     { placement: 'npu', plan: npuPlacement(header, devices, r.chunk), matmuls: 'w8a8-shadow', shadow: shadow(DEFAULT_SHADOW_PRUNED_PERCENT), orders: SCHEDULE_ORDERS },

@@ -105,9 +105,9 @@ export interface SearchHit {
 export type ThemeSetting = 'system' | 'light' | 'dark'
 
 /**
- * How the layer matmuls run for integer NPUs: W8A8 (int8 weights per channel, int8 activations per tensor at the
+ * How the layer matmuls placed on an NPU run: W8A8 (int8 weights per channel, int8 activations per tensor at the
  * calibrated scales; needs `tandem calibrate` once per model), with llm.npu's shadow segments repairing clipped
- * outliers on a float device except in the least important `shadowPrunedPercent` of the layers.
+ * outliers on the CPU except in the least important `shadowPrunedPercent` of the layers.
  */
 export interface NpuQuantizationSetting {
   readonly w8a8: boolean

@@ -39,9 +39,9 @@ calibrate prepares W8A8 for integer NPUs: it runs the model's reference forward 
 (default ${CALIBRATE_TOKENS.default}) of a plain-text corpus and stores, beside the compiled graphs and keyed by the model, each layer
 matmul's activation scale, its outlier channels and hot channels, and each layer's importance (llm.npu's shadow).
 The reference is exact and slow: minutes for a model of about 100M parameters.
---w8a8 (with --placement) then runs the layer matmuls as an integer NPU does, int8 weights per channel and int8
-activations per tensor at the calibrated scales, and repairs what clipping cuts off with shadow segments on the
-placement's float device; --shadow-prune skips the shadow in that share of the least important layers (default
+--w8a8 (with --placement) then runs the layer matmuls the placement puts on an NPU as an integer NPU does, int8
+weights per channel and int8 activations per tensor at the calibrated scales, and repairs what clipping cuts off with
+shadow segments on the CPU; --shadow-prune skips the shadow in that share of the least important layers (default
 ${DEFAULT_SHADOW_PRUNED_PERCENT}, as llm.npu; 100 = no shadow).
 devices lists the compute devices (CPU, GPU, NPU) with their status; each is probed with tiny graphs in a child
 process unless --no-probe; --json prints one JSON array. --ep-library registers a plugin execution-provider

@@ -14,7 +14,8 @@ import { sharedModel, tempDir } from '../helpers/paths'
 import { onlyJsonLine, runCli, type CliRun } from './run-cli'
 import { PUBLISHED_STORIES260K_IDS } from '../helpers/published'
 import { calibrationPath, modelFingerprint, readCalibration } from '../../main/engine/graph'
-import { createReferenceState, loadModel, referenceForward, w8a8Linears, w8a8Reference } from '../../main/engine/model'
+import { createReferenceState, loadModel, referenceForward, w8a8Linears } from '../../main/engine/model'
+import { prefillW8A8Reference } from '../runtime/hetero-compare'
 import { argmax } from '../graph/compare'
 import { repoRoot } from '../helpers/paths'
 
@@ -95,7 +96,7 @@ describe('tandem generate --placement', () => {
   )
 
   it.skipIf(compilerSkipReason !== null)(
-    '--w8a8 on the virtual NPU: refused until the model is calibrated, then int8 on the NPU with shadow segments on the CPU — the greedy ids of the reference’s shadowed W8A8',
+    '--w8a8 on the virtual NPU: refused until the model is calibrated, then int8 on the NPU with shadow segments on the CPU — the greedy ids of the reference’s shadowed W8A8 prefill and float decode',
     { timeout: WEBGPU_TIMEOUT_MS },
     async () => {
       const cacheDir = join(scratch.dir, 'w8a8-cache')
@@ -110,14 +111,17 @@ describe('tandem generate --placement', () => {
       const out = parseJson(r.stdout)
       const npu = out.devices.find((d) => d.name === 'Virtual NPU (test provider, runs on the CPU)')
       expect(npu?.busyMs ?? 0).toBeGreaterThan(0)
-      // the oracle: the reference forward with the stored calibration's W8A8 and every layer's shadow
+      // the oracle: the reference forward with the stored calibration's W8A8 and every layer's shadow for the NPU's
+      // prefill, float for decode (on the CPU or GPU)
       const model = await loadModel(MODEL)
       if (!model.weights) throw new Error('no weights')
       const compilable = { config: model.config, weights: model.weights }
       const calibration = await readCalibration(calibrationPath(cacheDir, modelFingerprint(compilable)), model.weights)
-      const state = createReferenceState(model.config, out.promptTokens.length + out.tokens.length, w8a8Reference(w8a8Linears(compilable, calibration, { shadow: true, prunedPercent: 0 })))
+      const reference = prefillW8A8Reference(w8a8Linears(compilable, calibration, { shadow: true, prunedPercent: 0 }))
+      const state = createReferenceState(model.config, out.promptTokens.length + out.tokens.length, reference.options)
       let logits: Float32Array = new Float32Array(0)
       out.promptTokens.forEach((t, pos) => (logits = referenceForward(compilable, state, t, pos)))
+      reference.prefill = false
       const want: number[] = []
       for (let i = 0; i < out.tokens.length; i++) {
         want.push(argmax(logits))

@@ -71,16 +71,18 @@ describe('parsePlacement', () => {
     rejects(withPhase('prefill', { groups: [{ layer: 0, group: 'softmax', device: 'cpu' }] }), 'phases.prefill.groups[0].group', /"softmax" is not one of attn-norm/)
   })
 
-  it('places shadow segments on a float device: a named shadow round-trips; absent, it is where attention runs; a static-shape device is refused', () => {
-    const named = parsePlacement(withPhase('prefill', { groups: [{ layer: 'all', group: 'attention', device: 'cpu-2' }], shadow: 'webgpu-0' }), config, devices)
-    expect(named.phases.prefill.shadow).toBe('webgpu-0')
-    expect(shadowDeviceOf(named.phases.prefill, config)).toBe('webgpu-0')
+  it('places shadow segments on a CPU device: a named one round-trips, absent it is the CPU, a GPU or NPU is refused', () => {
+    const named = parsePlacement(withPhase('prefill', { shadow: 'cpu-2' }), config, devices)
+    expect(named.phases.prefill.shadow).toBe('cpu-2')
+    expect(shadowDeviceOf(named.phases.prefill)).toBe('cpu-2')
     expect(parsePlacement(JSON.parse(JSON.stringify(named)), config, devices)).toEqual(named)
-    expect(shadowDeviceOf({ ...named.phases.prefill, shadow: undefined }, config)).toBe('cpu-2')
-    expect('shadow' in parsePlacement(base(), config, devices).phases.prefill).toBe(false)
+    const plain = parsePlacement(base(), config, devices)
+    expect('shadow' in plain.phases.prefill).toBe(false)
+    expect(shadowDeviceOf(plain.phases.prefill)).toBe('cpu')
     rejects(withPhase('decode', { shadow: 'qnn-0' }), 'phases.decode.shadow', /unknown device "qnn-0"/)
+    rejects(withPhase('decode', { shadow: 'webgpu-0' }), 'phases.decode.shadow', /"webgpu-0" is not a CPU; shadow segments gather the channels that clipped/)
     const staticNpu = [device('cpu', 'cpu'), device('npu-0', 'npu', { contract: { staticShapesOnly: true } })]
-    rejects(withPhase('prefill', { shadow: 'npu-0' }), 'phases.prefill.shadow', /needs static shapes; shadow segments compute in float/, staticNpu)
+    rejects(withPhase('prefill', { shadow: 'npu-0' }), 'phases.prefill.shadow', /"npu-0" is not a CPU/, staticNpu)
   })
 
   it('rejects an unknown device, listing the devices there are', () => {

@@ -6,9 +6,10 @@
 import type { DeviceInfo } from '../../main/engine/devices'
 import { int8ActivationBlock, int8RoundingOf, type CompilableModel, type GraphOptions } from '../../main/engine/graph'
 import { createReferenceState, referenceForward, type ReferenceOptions } from '../../main/engine/model/reference'
+import { tensorToFloat32, w8a8Linear, type Tensor, type W8A8Linear } from '../../main/engine/model'
 import type { Placement } from '../../main/engine/plan'
 import { DeviceWorkersEngine } from '../../main/engine/runtime/hetero/device-workers-engine'
-import type { ShadowSetup } from '../../main/engine/runtime/hetero/device-setup'
+import type { ShadowLayers } from '../../main/engine/runtime/hetero/device-setup'
 import type { DeviceUsage } from '../../main/engine/runtime/usage'
 import { argmax } from '../graph/compare'
 import { tempDir } from '../helpers/paths'
@@ -43,8 +44,10 @@ export interface HeteroCompareOptions {
   readonly reference?: ReferenceOptions
   /** a second reference the engine is measured against too (contrastDiff), e.g. W8A8 without its shadow */
   readonly contrast?: ReferenceOptions
+  /** hears which phase the references compute next (e.g. prefillW8A8Reference's switch) */
+  readonly onPhase?: (phase: 'prefill' | 'decode') => void
   /** shadow segments for W8A8 layers (DeviceWorkersOptions.shadow) */
-  readonly shadow?: ShadowSetup
+  readonly shadow?: ShadowLayers
 }
 
 /** Prefills `prompt`, then decodes `decodeSteps` greedy tokens on `placement`, comparing with the reference. */
@@ -89,11 +92,13 @@ export async function compareHetero(
   try {
     let want = new Float32Array(0)
     let other: Float32Array | null = null
+    options.onPhase?.('prefill')
     for (let p = 0; p < prompt.length; p++) {
       want = referenceForward(model, state, prompt[p], p).slice()
       if (contrast !== null) other = referenceForward(model, contrast, prompt[p], p).slice()
     }
     let next = check(await engine.forward(prompt, 0), want, other)
+    options.onPhase?.('decode')
     for (let s = 0; s < decodeSteps; s++) {
       const pos = prompt.length + s
       want = referenceForward(model, state, next, pos).slice()
@@ -113,4 +118,36 @@ export function usesGpu(placement: Placement, devices: readonly DeviceInfo[]): b
   return Object.values(placement.phases).some(
     (p) => ep(p.device) !== 'cpu' || p.groups.some((g) => ep(g.device) !== 'cpu') || p.partitions.some((x) => x.devices.some((d) => ep(d) !== 'cpu'))
   )
+}
+
+/**
+ * Reference options for a placement whose NPU runs the prefill: `linears` (W8A8) while `prefill` is set, the plain
+ * float product otherwise (decode runs on a float device). The float path is the reference's own matmul.
+ */
+export function prefillW8A8Reference(linears: ReadonlyMap<Tensor, W8A8Linear>): { readonly options: ReferenceOptions; prefill: boolean } {
+  const floats = new WeakMap<Tensor, Float32Array>()
+  const mode = {
+    prefill: true,
+    options: {
+      linearOverride: (t: Tensor) => {
+        const lin = linears.get(t)
+        if (lin === undefined) return null
+        return (out: Float32Array, x: Float32Array): void => {
+          if (mode.prefill) {
+            w8a8Linear(out, x, lin)
+            return
+          }
+          let w = floats.get(t)
+          if (w === undefined) floats.set(t, (w = tensorToFloat32(t)))
+          const n = x.length
+          for (let i = 0; i < out.length; i++) {
+            let sum = 0
+            for (let j = 0; j < n; j++) sum += w[i * n + j] * x[j]
+            out[i] = sum
+          }
+        }
+      }
+    }
+  }
+  return mode
 }

@@ -11,6 +11,8 @@ import { buildForwardDag } from '../../main/engine/runtime/hetero/forward-dag'
 import { testConfig } from '../plan/fixtures'
 
 const config = testConfig()
+/** the integer device: its groups run W8A8 */
+const NPU: ReadonlySet<string> = new Set(['npu'])
 
 /** Matmuls and norms on 'npu', rope and attention on 'cpu' (the NPU preset's shape), in both phases. */
 function npuLike(extra: Partial<Placement['phases']['prefill']> = {}): Placement {
@@ -28,7 +30,7 @@ function npuLike(extra: Partial<Placement['phases']['prefill']> = {}): Placement
 
 describe('shadow segments in the device setup', () => {
   it('isolates the shadowed layer’s matmul groups and adds their shadows and joins on the shadow device, in DAG order', () => {
-    const setup = deviceSetupOf(npuLike(), config, new Set(['npu']), { layers: new Set([0]), hot: { 'blk.0.attn_q.weight': [1, 2] } })
+    const setup = deviceSetupOf(npuLike(), config, new Set(['npu']), { w8a8Devices: NPU, layers: new Set([0]), hot: { 'blk.0.attn_q.weight': [1, 2] } })
     const labels = setup.phases.prefill.map((s) => s.label)
     const at = (re: RegExp): number => labels.findIndex((l) => re.test(l))
     // layer 0: qkv alone on the NPU, then its shadow and the three joins on the CPU (where attention runs)
@@ -57,12 +59,16 @@ describe('shadow segments in the device setup', () => {
   })
 
   it('a named shadow device takes the shadows; no shadow layers change nothing; a partitioned shadowed group is refused', () => {
-    const named = deviceSetupOf(npuLike({ shadow: 'gpu' }), config, new Set(), { layers: new Set([1]), hot: {} })
-    expect(named.phases.decode.filter((s) => /shadow/.test(s.label)).every((s) => s.device === 'gpu')).toBe(true)
-    expect(named.devices).toContain('gpu')
-    const none = deviceSetupOf(npuLike(), config, new Set(), { layers: new Set(), hot: {} })
+    const named = deviceSetupOf(npuLike({ shadow: 'cpu-2' }), config, new Set(), { w8a8Devices: NPU, layers: new Set([1]), hot: {} })
+    expect(named.phases.decode.filter((s) => /shadow/.test(s.label)).every((s) => s.device === 'cpu-2')).toBe(true)
+    expect(named.devices).toContain('cpu-2')
+    // a group on a float device has nothing clipped to repair: the CPU-only decode of a shadow layer has no shadow
+    const cpuDecode: Placement = { ...npuLike(), phases: { prefill: npuLike().phases.prefill, decode: { device: 'cpu', groups: [], partitions: [] } } }
+    const decodeLabels = deviceSetupOf(cpuDecode, config, new Set(['npu']), { w8a8Devices: NPU, layers: new Set([0]), hot: {} }).phases.decode.map((s) => s.label)
+    expect(decodeLabels.some((l) => /shadow/.test(l))).toBe(false)
+    const none = deviceSetupOf(npuLike(), config, new Set(), { w8a8Devices: NPU, layers: new Set(), hot: {} })
     expect(none.phases.prefill.map((s) => s.label)).toEqual(deviceSetupOf(npuLike(), config).phases.prefill.map((s) => s.label))
     const split = npuLike({ partitions: [{ layer: 0, group: 'ffn', by: 'rows', devices: ['npu', 'cpu'], ratio: 0.5 }] })
-    expect(() => deviceSetupOf(split, config, new Set(), { layers: new Set([0]), hot: {} })).toThrow(/layer 0 ffn is partitioned; shadow outlier execution needs it whole/)
+    expect(() => deviceSetupOf(split, config, new Set(), { w8a8Devices: NPU, layers: new Set([0]), hot: {} })).toThrow(/layer 0 ffn is partitioned; shadow outlier execution needs it whole/)
   })
 })

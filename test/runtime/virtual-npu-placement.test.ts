@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest'
 import { discoverDevices, discoverEpDevices, OrtCRuntime, registerVirtualNpu, VIRTUAL_NPU_EP, virtualNpuStats, type DeviceInfo, type RegisteredLibrary } from '../../main/engine/devices'
-import { calibrate, loadModel, shadowLayers, w8a8Linears, w8a8Reference } from '../../main/engine/model'
+import { calibrate, loadModel, shadowLayers, w8a8Linears } from '../../main/engine/model'
 import { outlierModel } from '../fixtures/outlier-model'
 import { Rng } from '../fixtures/rng'
 import { buildPreset } from '../../main/engine/plan'
@@ -14,7 +14,7 @@ import { compilerSkipReason } from '../devices/compiler'
 import { EXACT_TOLERANCE } from '../graph/compare'
 import { sharedModel } from '../helpers/paths'
 import { PUBLISHED_STORIES260K_IDS } from '../helpers/published'
-import { compareHetero } from './hetero-compare'
+import { compareHetero, prefillW8A8Reference } from './hetero-compare'
 
 /** BOS + the first 40 published ids: 41 tokens, prefilled in chunks of 32, the NPU's shortest (the last one padded from 9). */
 const PROMPT = [1, ...PUBLISHED_STORIES260K_IDS.slice(0, 40)]
@@ -73,10 +73,11 @@ describe.skipIf(compilerSkipReason !== null)('prefill on the virtual NPU, decode
     const { placement } = buildPreset('npu-prefill-gpu-decode', stories.config, devices, { prefillChunkTokens: CHUNK })
     const calibration = calibrate(stories, [PROMPT])
     const scales = Object.fromEntries(Object.entries(calibration.matmuls).map(([name, m]) => [name, m.scale]))
-    const linears = w8a8Linears(stories, calibration, { shadow: false, prunedPercent: 0 })
+    // W8A8 is the NPU's: prefill's matmuls; decode runs on the CPU in float
+    const reference = prefillW8A8Reference(w8a8Linears(stories, calibration, { shadow: false, prunedPercent: 0 }))
     const before = virtualNpuStats(npu.path)
     // the NPU's sessions refuse CPU fallback: compiling its segments at all proves it took every W8A8 op
-    const r = await compareHetero(stories, placement, devices, PROMPT, 8, { w8a8: scales, reference: w8a8Reference(linears) })
+    const r = await compareHetero(stories, placement, devices, PROMPT, 8, { w8a8: scales, reference: reference.options, onPhase: (p) => (reference.prefill = p === 'prefill') })
     const after = virtualNpuStats(npu.path)
     expect(r.top1Equal).toBe(true)
     // not to float rounding: an activation within a rounding error of a half step goes to the other int8 step when the
@@ -85,7 +86,7 @@ describe.skipIf(compilerSkipReason !== null)('prefill on the virtual NPU, decode
     expect(after.graphRuns - before.graphRuns).toBeGreaterThanOrEqual(2)
     expect(r.usage.devices.find((d) => d.id === npuDevice?.id)?.busyMs ?? 0).toBeGreaterThan(0)
   }, 180_000)
-  it('W8A8 with shadow segments on an outlier model: the NPU runs int8, the CPU repairs what clipped — the reference’s shadowed W8A8, not the clipped one', async () => {
+  it('W8A8 with shadow segments on an outlier model: the NPU runs int8, the CPU repairs what clipped — the reference’s shadowed W8A8 in prefill (float decode), not the clipped one', async () => {
     const npuDevice = devices.find((d) => d.ep === VIRTUAL_NPU_EP)
     const model = outlierModel({ seed: 41, dim: 64, hiddenDim: 128, nLayers: 2, nHeads: 4, nKvHeads: 2, vocabSize: 80, contextLength: 128 }, { channels: 2, minFactor: 20, maxFactor: 60 })
     const rng = new Rng(17)
@@ -94,10 +95,13 @@ describe.skipIf(compilerSkipReason !== null)('prefill on the virtual NPU, decode
     const scales = Object.fromEntries(Object.entries(calibration.matmuls).map(([name, m]) => [name, m.scale]))
     const hot = Object.fromEntries(Object.entries(calibration.matmuls).map(([name, m]) => [name, m.hotChannels]))
     const { placement } = buildPreset('npu-prefill-gpu-decode', model.config, devices, { prefillChunkTokens: CHUNK })
-    const shadowed = w8a8Reference(w8a8Linears(model, calibration, { shadow: true, prunedPercent: 0 }))
-    const clipped = w8a8Reference(w8a8Linears(model, calibration, { shadow: false, prunedPercent: 0 }))
+    const shadowed = prefillW8A8Reference(w8a8Linears(model, calibration, { shadow: true, prunedPercent: 0 }))
+    const clipped = prefillW8A8Reference(w8a8Linears(model, calibration, { shadow: false, prunedPercent: 0 }))
+    const onPhase = (p: 'prefill' | 'decode'): void => {
+      shadowed.prefill = clipped.prefill = p === 'prefill'
+    }
     const before = virtualNpuStats(npu.path)
-    const r = await compareHetero(model, placement, devices, text(41), 6, { w8a8: scales, reference: shadowed, contrast: clipped, shadow: { layers: shadowLayers(calibration, 0), hot } })
+    const r = await compareHetero(model, placement, devices, text(41), 6, { w8a8: scales, reference: shadowed.options, contrast: clipped.options, onPhase, shadow: { layers: shadowLayers(calibration, 0), hot } })
     const after = virtualNpuStats(npu.path)
     expect(r.top1Equal).toBe(true)
     expect(r.maxAbsDiff).toBeLessThan(W8A8_TOLERANCE * r.logitScale)

@@ -20,9 +20,12 @@ export interface DiscoverOptions {
 /** Id of the second CPU worker device. */
 export const SECOND_CPU_ID = 'cpu-2'
 
+/** The CPU's device id: every machine has it, ready. */
+export const CPU_DEVICE_ID = 'cpu'
+
 /** Device id for an EP's first device ('cpu' stays plain). */
 function deviceId(ep: string): string {
-  return ep === 'cpu' ? 'cpu' : `${ep}-0`
+  return ep === 'cpu' ? CPU_DEVICE_ID : `${ep}-0`
 }
 
 /** The contract: catalog facts, refined by what a successful probe saw. */

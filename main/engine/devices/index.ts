@@ -33,7 +33,7 @@ export { probeEpInProcess, runProbeCase, probeTargetEp, type EpDeviceTarget, typ
 export { clearProbeCache, probeEp, DEFAULT_PROBE_TIMEOUT_MS, MAX_PROBE_TIMEOUT_MS, type ProbeOptions } from './probe'
 export { parseEpProbeResult, parseProbeMessage, readProbeCheck, ProbeProtocolError, type ProbeMessage } from './probe-protocol'
 export { readDeviceList, MAX_LISTED_DEVICES, MAX_DEVICE_ID_LENGTH, MAX_PROVIDER_OPTIONS } from './device-list'
-export { discoverDevices, SECOND_CPU_ID, type DiscoverOptions } from './discover'
+export { CPU_DEVICE_ID, discoverDevices, SECOND_CPU_ID, type DiscoverOptions } from './discover'
 export { OrtCLibrary, OrtCApiError, ORT_C_API_VERSION, ORT_C_SLOTS, bundledOrtLibraryPath, type OrtCFunction } from './ort-c/library'
 export { OrtCRuntime, HARDWARE_TYPES, checkRegistrationName, MAX_REGISTRATION_NAME_LENGTH, type EpDeviceInfo, type EpDeviceSelector, type HardwareType, type RegisteredLibrary } from './ort-c/runtime'
 export { EpSession, NativeTensor, Binding, MAX_TENSOR_ELEMENTS, type ElementType, type EpSessionOptions, type OutputTensor, type TypedData } from './ort-c/session'

@@ -15,6 +15,7 @@
  */
 import { LAYER_GROUP_KINDS, modelOpGroups, type GroupKind, type OpGroup } from '../graph'
 import type { ModelConfig } from '../model'
+import { CPU_DEVICE_ID } from '../devices'
 
 /** The Placement format version this build reads and writes. */
 export const PLACEMENT_VERSION = 1
@@ -108,8 +109,9 @@ export interface PhasePlacement {
   readonly partitions: readonly Partition[]
   /**
    * Where the shadow segments of W8A8 layers run (llm.npu's shadow outlier execution: the float product of what
-   * int8 clipping removed), when the model runs W8A8 with shadows; absent: on the device of the phase's first
-   * attention group, a float device by contract.
+   * int8 clipping removed), when the model runs W8A8 with shadows: a CPU device, because a shadow gathers the
+   * channels that clipped in each run (a data-dependent shape, which GPU and NPU providers refuse or hand back to
+   * the CPU); absent: the CPU.
    */
   readonly shadow?: string
 }
@@ -175,10 +177,9 @@ export function assignGroups(phase: PhasePlacement, config: ModelConfig): GroupA
   })
 }
 
-/** The device a phase's shadow segments run on: its `shadow`, else where its first attention group runs. */
-export function shadowDeviceOf(phase: PhasePlacement, config: ModelConfig): string {
-  if (phase.shadow !== undefined) return phase.shadow
-  return assignGroups(phase, config).find((a) => a.group.kind === 'attention')?.device ?? phase.device
+/** The device a phase's shadow segments run on: its `shadow`, else the CPU. */
+export function shadowDeviceOf(phase: PhasePlacement): string {
+  return phase.shadow ?? CPU_DEVICE_ID
 }
 
 /** Every device id a phase uses (default, overrides and partitions that actually apply), in first-use order. */

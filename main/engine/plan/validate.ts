@@ -102,8 +102,7 @@ function checkPhase(path: string, phase: PhasePlacement, ctx: Ctx): void {
   phase.partitions.forEach((p, i) => checkPartition(`${path}.partitions[${i}]`, p, ctx))
   if (phase.shadow !== undefined) {
     const shadow = readyDevice(`${path}.shadow`, phase.shadow, ctx)
-    // a shadow gathers the channels that clipped in each run: a data-dependent shape, in float
-    if (shadow.contract.staticShapesOnly) fail(`${path}.shadow`, `device ${JSON.stringify(shadow.id)} needs static shapes; shadow segments compute in float over the channels that clipped, so put them on a CPU or GPU`)
+    if (shadow.ep !== 'cpu') fail(`${path}.shadow`, `device ${JSON.stringify(shadow.id)} is not a CPU; shadow segments gather the channels that clipped in each run, a data-dependent shape only the CPU's execution provider runs`)
   }
   const claimed = new Map<string, number>()
   phase.partitions.forEach((p, i) => {

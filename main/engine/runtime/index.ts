@@ -44,7 +44,7 @@ export { SingleSessionEngine, type SingleSessionOptions } from './session/single
 export { openCachedGraph, openOrCompile, type CompileInfo, type CachedGraphOptions } from './session/open-cached-graph'
 export { LOAD_STAGES, type LoadProgress, type LoadProgressListener, type LoadStage } from './load-progress'
 export { DeviceWorkersEngine, type DeviceWorkersOptions, type DeviceWorkersSetupInfo } from './hetero/device-workers-engine'
-export type { ShadowSetup } from './hetero/device-setup'
+export type { ShadowLayers } from './hetero/device-setup'
 export { DeviceHost, type DeviceHostOptions } from './hetero/device-host'
 export { SCHEDULE_ORDERS, type ScheduleOrder } from './hetero/scheduler'
 export { checkW8A8Request, loadW8A8, type W8A8EngineOptions, type W8A8Request } from './w8a8-setup'

@@ -5,7 +5,7 @@
  */
 import { calibrationPath, modelFingerprint, readCalibration, resolveGraphCacheDir, type CompilableModel } from '../graph'
 import { shadowLayers } from '../model'
-import type { ShadowSetup } from './hetero/device-setup'
+import type { ShadowLayers } from './hetero/device-setup'
 
 /** What a caller asks for: W8A8 layer matmuls, with the shadow pruned in this share of the layers. */
 export interface W8A8Request {
@@ -22,7 +22,7 @@ export function checkW8A8Request(r: W8A8Request): void {
 /** The engine options of a W8A8 run: activation scales for the graphs, and the shadow segments. */
 export interface W8A8EngineOptions {
   readonly scales: Readonly<Record<string, number>>
-  readonly shadow: ShadowSetup
+  readonly shadow: ShadowLayers
 }
 
 /** Reads the model's stored calibration from the graph cache; a missing one says how to make it. */

@@ -28,11 +28,11 @@ export function NpuQuantizationSection({ state }: { state: SettingsState }): JSX
     <section className="settings-section" aria-labelledby="settings-npu-quantization">
       <h3 id="settings-npu-quantization">Integer NPUs</h3>
       <p className="field-help">
-        Many laptop NPUs compute only in 8-bit integers. W8A8 runs every layer&apos;s matrix multiplications that way, and shadow segments on the CPU or GPU repair the
-        few large values that 8 bits cut off. It needs the model calibrated once: <code>npx tandem calibrate --model PATH --corpus FILE</code>.
+        Many laptop NPUs compute only in 8-bit integers. W8A8 runs the layers&apos; matrix multiplications placed on an NPU that way, and shadow segments on the CPU
+        repair the few large values that 8 bits cut off. It needs the model calibrated once: <code>npx tandem calibrate --model PATH --corpus FILE</code>.
       </p>
       <label className="checkbox-row">
-        <input type="checkbox" checked={current.w8a8} onChange={(e) => save(e.target.checked, shown)} /> Run the model in W8A8
+        <input type="checkbox" checked={current.w8a8} onChange={(e) => save(e.target.checked, shown)} /> Run NPU matmuls in W8A8
       </label>
       <form
         className="inline-form"

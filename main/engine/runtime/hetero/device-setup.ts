@@ -64,10 +64,15 @@ export interface DeviceSetup {
  * (qkv, attn-out, ffn) runs alone as its own segment and a shadow graph on the phase's shadow device adds what
  * int8 clipping removed (see graph/shadow.ts for where each correction goes).
  */
-export interface ShadowSetup {
+export interface ShadowLayers {
   readonly layers: ReadonlySet<number>
   /** hot input channels per matmul weight (tensor name), from the calibration */
   readonly hot: Readonly<Record<string, readonly number[]>>
+}
+
+/** ShadowLayers, and the devices whose matmuls run W8A8 (integer NPUs): groups elsewhere compute in float, unshadowed. */
+export interface ShadowSetup extends ShadowLayers {
+  readonly w8a8Devices: ReadonlySet<string>
 }
 
 /** The shadow stages of a group, before and after its main run. */
@@ -77,9 +82,9 @@ const SHADOW_STAGES_OF: Partial<Record<OpGroup['kind'], { readonly before: Shado
   ffn: { before: 'ffn-up', after: 'ffn-down' }
 }
 
-/** True when `group` gets shadow segments under `shadow`. */
-function shadowed(group: OpGroup, shadow: ShadowSetup | null): boolean {
-  return shadow !== null && group.layer !== null && shadow.layers.has(group.layer) && SHADOW_STAGES_OF[group.kind] !== undefined
+/** True when `group`, run on `device`, gets shadow segments under `shadow`: a W8A8 group of a shadow layer. */
+function shadowed(group: OpGroup, device: string, shadow: ShadowSetup | null): boolean {
+  return shadow !== null && shadow.w8a8Devices.has(device) && group.layer !== null && shadow.layers.has(group.layer) && SHADOW_STAGES_OF[group.kind] !== undefined
 }
 
 /**
@@ -87,7 +92,7 @@ function shadowed(group: OpGroup, shadow: ShadowSetup | null): boolean {
  * gate/up corrections and writes its SwiGLU output for the down projection's shadow.
  */
 function isolateShadowed(segments: readonly PlanSegment[], config: ModelConfig, shadow: ShadowSetup | null): PlanSegment[] {
-  if (shadow === null || shadow.layers.size === 0) return [...segments]
+  if (shadow === null || shadow.layers.size === 0 || shadow.w8a8Devices.size === 0) return [...segments]
   const all = modelOpGroups(config)
   const same = (g: OpGroup): OpGroup => {
     const found = all.find((a) => a.layer === g.layer && a.kind === g.kind)
@@ -97,7 +102,7 @@ function isolateShadowed(segments: readonly PlanSegment[], config: ModelConfig, 
   const out: PlanSegment[] = []
   for (const seg of segments) {
     if (seg.kind !== 'run') {
-      if (seg.spec.groups.some((g) => shadowed(g, shadow))) throw new Error(`layer ${seg.layer ?? 'final'} ${seg.group} is partitioned; shadow outlier execution needs it whole on one device`)
+      if (seg.parts.some((p) => seg.spec.groups.some((g) => shadowed(g, p.device, shadow)))) throw new Error(`layer ${seg.layer ?? 'final'} ${seg.group} is partitioned; shadow outlier execution needs it whole on one device`)
       out.push(seg)
       continue
     }
@@ -107,7 +112,7 @@ function isolateShadowed(segments: readonly PlanSegment[], config: ModelConfig, 
       run = []
     }
     for (const g of seg.spec.groups.map(same)) {
-      if (!shadowed(g, shadow)) {
+      if (!shadowed(g, seg.device, shadow)) {
         run.push(g)
         continue
       }
@@ -185,7 +190,7 @@ export function deviceSetupOf(placement: Placement, config: ModelConfig, staticS
     const steps = bodies[phase]
     const phaseRows = phase === 'prefill' ? chunkRows : 1
     const segments: PlanSegment[] = isolateShadowed(placementToSegments(placement, phase, config), config, shadow)
-    const shadowDevice = shadowDeviceOf(placement.phases[phase], config)
+    const shadowDevice = shadowDeviceOf(placement.phases[phase])
     /** A shadow graph's step on the phase's shadow device; a summed correction goes to a partial, then a join. */
     const addShadow = (group: OpGroup, stage: ShadowStage): void => {
       if (shadow === null || group.layer === null) return
@@ -208,7 +213,7 @@ export function deviceSetupOf(placement: Placement, config: ModelConfig, staticS
     for (const seg of segments) {
       const reads = seg.spec.inputs.filter(fromArena)
       if (seg.kind === 'run') {
-        const stages = seg.spec.groups.length === 1 && shadowed(seg.spec.groups[0], shadow) ? SHADOW_STAGES_OF[seg.spec.groups[0].kind] : undefined
+        const stages = seg.spec.groups.length === 1 && shadowed(seg.spec.groups[0], seg.device, shadow) ? SHADOW_STAGES_OF[seg.spec.groups[0].kind] : undefined
         if (stages?.before) addShadow(seg.spec.groups[0], stages.before)
         const label = `${phase} ${specLabel(seg.spec)} on ${seg.device}`
         const session = sessionFor(seg.device, seg.spec, null, specLabel(seg.spec), phaseRows)

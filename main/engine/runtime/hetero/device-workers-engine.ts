@@ -16,7 +16,7 @@ import { dequantizeRows, type ModelConfig } from '../../model'
 import type { Phase, Placement } from '../../plan'
 import { DeviceHost } from './device-host'
 import { checkForward, chunkLengths, stopIfCancelled, type ForwardEngine } from '../forward'
-import { deviceSetupOf, type DeviceSetup, type ShadowSetup } from './device-setup'
+import { deviceSetupOf, type DeviceSetup, type ShadowLayers } from './device-setup'
 import { runSchedule, type ScheduleOrder } from './scheduler'
 import type { TaskGraph } from './task-graph'
 import { buildForwardDag, HOST_DEVICE, type ForwardTask } from './forward-dag'
@@ -34,7 +34,7 @@ export interface DeviceWorkersOptions {
   readonly devices: readonly DeviceInfo[]
   /** intra-op threads of a CPU-EP device used alone; two CPU-EP devices (cpu, cpu-2) share the cores with 1 each */
   readonly threads?: number
-  /** ropeTableLength and int8Activations; the target is chosen per device */
+  /** ropeTableLength, int8Activations and w8a8 (for the NPU devices' segments only); the target is chosen per device */
   readonly graph: GraphOptions
   /** compiled-graph cache folder (default: resolveGraphCacheDir's) */
   readonly cacheDir?: string
@@ -45,10 +45,10 @@ export interface DeviceWorkersOptions {
   /** how chunks are scheduled (default 'out-of-order'; 'in-order' is the baseline benches compare with) */
   readonly order?: ScheduleOrder
   /**
-   * With `graph.w8a8`: the layers whose matmul groups get shadow segments, and the hot channels (see
-   * device-setup.ts); null or absent: W8A8 without shadows
+   * With `graph.w8a8` (which applies to the segments on NPU devices): the layers whose matmul groups there get
+   * shadow segments, and the hot channels (see device-setup.ts); null or absent: W8A8 without shadows
    */
-  readonly shadow?: ShadowSetup | null
+  readonly shadow?: ShadowLayers | null
 }
 
 /** How a heterogeneous engine was set up, in milliseconds. */
@@ -115,8 +115,10 @@ export class DeviceWorkersEngine implements ForwardEngine {
       throw new RangeError(`contextLength ${contextLength} must be in [1, ${c.contextLength}]`)
     }
     const staticShapes = new Set(options.devices.filter((d) => d.contract.staticShapesOnly).map((d) => d.id))
-    const shadow = options.shadow ?? null
-    if (shadow !== null && shadow.layers.size > 0 && (options.graph.w8a8 ?? null) === null) throw new Error('shadow segments need a W8A8 model (graph.w8a8: the calibrated activation scales)')
+    // W8A8 is what integer NPUs run; every other device keeps its float (or MatMulNBits) matmuls
+    const scales = options.graph.w8a8 ?? null
+    const w8a8Devices = new Set(scales === null ? [] : options.devices.filter((d) => d.kind === 'npu').map((d) => d.id))
+    const shadow = options.shadow === undefined || options.shadow === null ? null : { ...options.shadow, w8a8Devices }
     const setup = deviceSetupOf(placement, c, staticShapes, shadow)
     if (setup.devices.length > MAX_USAGE_DEVICES) throw new RangeError(`a placement may use at most ${MAX_USAGE_DEVICES} devices, this one uses ${setup.devices.length}`)
     const infos = setup.devices.map((id) => {
@@ -150,7 +152,7 @@ export class DeviceWorkersEngine implements ForwardEngine {
       compileMs += performance.now() - th
       for (const s of setup.sessions) {
         const ep = infos.find((d) => d.id === s.device)?.ep ?? 'cpu'
-        const graph: GraphOptions = { ...options.graph, target: graphTargetOf(ep), staticRows: s.staticRows }
+        const graph: GraphOptions = { ...options.graph, target: graphTargetOf(ep), staticRows: s.staticRows, w8a8: w8a8Devices.has(s.device) || s.shadow !== null ? scales : null }
         const shadowSpec = s.shadow === null ? null : stageShadow(model, s.shadow)
         const key = shadowSpec === null ? segmentCacheKey(modelHash, s.spec, graph, s.part ?? undefined) : shadowCacheKey(modelHash, shadowSpec, graph)
         const path = cachedGraphPath(cacheDir, key)

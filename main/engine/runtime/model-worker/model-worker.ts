@@ -72,10 +72,9 @@ async function start(init: WorkerInit): Promise<ForwardEngine> {
   const board = new UsageBoard(init.usage)
   const placement = init.placement === undefined ? null : parsePlacement(init.placement, c, init.devices ?? [], weightInfoOf(weights))
   const choice = placement === null ? null : chooseEngine(placement, c, init.devices ?? [])
-  // W8A8 is the device workers' (its shadow segments are scheduler tasks), even for a CPU-only placement
+  // W8A8 applies to the placement's NPU segments (the single CPU session has none); the calibration is checked either way
   const w8a8 = init.w8a8 === undefined ? null : await loadW8A8(compilable, init.cacheDir, init.w8a8)
-  if (w8a8 !== null && placement === null) throw new Error('W8A8 runs on a placement; none was given')
-  if (placement === null || (choice?.kind === 'single-session' && w8a8 === null)) {
+  if (placement === null || choice?.kind === 'single-session') {
     const { session, info } = await openCachedGraph(compilable, { cacheDir: init.cacheDir, threads: init.threads, graph: { ropeTableLength }, onProgress: postProgress })
     const prefillChunkTokens = placement?.prefillChunkTokens ?? prefillChunkOf(c, init.prefillChunkTokens)
     const engine = new SingleSessionEngine(compilable, session, { contextLength, prefillChunkTokens, usage: { board, slot: 0 } })

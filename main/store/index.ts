@@ -5,6 +5,7 @@
 import { ConversationStore } from './conversations'
 import { openDatabase, type Db } from './database'
 import { DeviceProfileStore } from './device-profiles'
+import { KvBlockStore } from './kv-blocks'
 import { MessageStore } from './messages'
 import { checkDatabase, type StoreNotice } from './repair'
 import { SettingsStore } from './settings'
@@ -18,6 +19,7 @@ export { DAMAGED_MESSAGE_ERROR, MessageStore } from './messages'
 export { checkDatabase, MAX_CHECK_ERRORS, type CheckedDatabase, type StoreNotice } from './repair'
 export { SettingsStore, type Validator } from './settings'
 export { DeviceProfileStore, MAX_PROFILE_JSON_BYTES, MAX_PROFILE_KEY_LENGTH } from './device-profiles'
+export { kvBlockKey, KvBlockStore, kvRootKey, MAX_KV_BLOCK_BYTES, MAX_KV_BLOCK_TOKENS, type KvBlock, type KvMatch } from './kv-blocks'
 export { MAX_QUERY_CHARS, MAX_QUERY_TERMS, MAX_SEARCH_LIMIT, SNIPPET_SCAN_CHARS, SNIPPET_WORDS } from './search-query'
 export { SearchWorker, SearchWorkerError, type WorkerStarter } from './search-worker-client'
 export type { JsonObject, JsonValue } from './rows'
@@ -31,6 +33,8 @@ export interface Store {
   readonly settings: SettingsStore
   /** cached device profiles (measured op-group times) per device set and model shape */
   readonly deviceProfiles: DeviceProfileStore
+  /** KV-cache snapshots, as blocks keyed by the prefix they continue */
+  readonly kvBlocks: KvBlockStore
   /** what the check at open found and repaired (see repair.ts); empty for a sound file */
   readonly notices: readonly StoreNotice[]
   /** Closes the connection (SQLite checkpoints the WAL into the main file); calling it again is a no-op. */
@@ -51,6 +55,7 @@ export function openStore(file: string, options: StoreOptions = {}): Store {
       messages: new MessageStore(db, options),
       settings: new SettingsStore(db),
       deviceProfiles: new DeviceProfileStore(db, options),
+      kvBlocks: new KvBlockStore(db, options),
       notices,
       close: () => db.close()
     }

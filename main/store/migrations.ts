@@ -150,11 +150,35 @@ UPDATE messages AS m
 DROP TABLE message_chunks;
 `
 
+/**
+ * v4: KV-cache snapshots as a trie of blocks (kv-blocks.ts). `parent` is the key of the block this one continues,
+ * or the root key of a model fingerprint; no foreign key, because roots are not rows, and removing a block removes
+ * its descendants explicitly (a recursive delete). Data, token ids and checksum are checked on every read.
+ */
+const V4_SQL = `
+CREATE TABLE kv_blocks (
+  n INTEGER PRIMARY KEY,
+  key TEXT NOT NULL UNIQUE,
+  parent TEXT NOT NULL,
+  start INTEGER NOT NULL CHECK (start >= 0),
+  token_count INTEGER NOT NULL CHECK (token_count > 0),
+  token_ids BLOB NOT NULL,
+  data BLOB NOT NULL,
+  checksum TEXT NOT NULL,
+  bytes INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  last_used_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX kv_blocks_parent ON kv_blocks (parent, token_count);
+CREATE INDEX kv_blocks_lru ON kv_blocks (last_used_at, n);
+`
+
 /** Every schema step, in order; versions are 1, 2, 3, ... with no gaps. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'conversations, messages, settings, full-text search', sql: V1_SQL },
   { version: 2, name: 'device profiles', sql: V2_SQL },
-  { version: 3, name: 'drop message_chunks (streaming rewrites messages.content)', sql: V3_SQL }
+  { version: 3, name: 'drop message_chunks (streaming rewrites messages.content)', sql: V3_SQL },
+  { version: 4, name: 'KV-cache snapshot blocks', sql: V4_SQL }
 ])
 
 /** The schema version this build writes; a file with a higher `user_version` is refused. */

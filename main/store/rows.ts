@@ -95,6 +95,13 @@ export class RowReader {
     return this.columns.intOrNull(column, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)
   }
 
+  /** A BLOB NOT NULL column. */
+  blob(column: string): Uint8Array {
+    const v = this.columns.raw(column)
+    if (!(v instanceof Uint8Array)) this.columns.reject(column, 'expected a blob')
+    return new Uint8Array(v.buffer, v.byteOffset, v.byteLength)
+  }
+
   /** A TEXT column holding one of `allowed`. */
   oneOf<T extends string>(column: string, allowed: readonly T[]): T {
     return this.columns.choice(column, allowed)

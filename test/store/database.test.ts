@@ -47,7 +47,7 @@ describe('openDatabase', () => {
       expect(db.pragma('synchronous', { simple: true })).toBe(1) // NORMAL
       expect(db.pragma('busy_timeout', { simple: true })).toBe(5000)
       const names = schemaNames(db)
-      for (const t of ['conversations', 'messages', 'settings', 'messages_fts', 'conversations_fts', 'messages_searchable', 'device_profiles']) {
+      for (const t of ['conversations', 'messages', 'settings', 'messages_fts', 'conversations_fts', 'messages_searchable', 'device_profiles', 'kv_blocks']) {
         expect(names).toContain(t)
       }
       // v3 dropped it: streamed text lives in messages.content only
@@ -121,7 +121,7 @@ describe('openDatabase', () => {
 
     const store = openStore(file)
     try {
-      expect(schemaVersion(store.db)).toBe(3)
+      expect(schemaVersion(store.db)).toBe(LATEST_SCHEMA_VERSION)
       expect(schemaNames(store.db)).not.toContain('message_chunks')
       // the text the older build showed (content, then the chunks in k order), still streaming until startup
       expect(store.messages.get('a')).toMatchObject({ content: 'Pangolins have keratin scales 🙂', status: 'streaming' })

@@ -1,0 +1,214 @@
+/**
+ * @file KV-cache snapshots as a trie of blocks. A conversation's KV cache is saved as consecutive blocks of token
+ * positions; a block's key is the hash of its parent's key and its own token ids, and the chain starts at a root
+ * derived from the model fingerprint (weights, compiler, KV layout and format). So a block is content-addressed by
+ * the whole prefix it continues: two conversations that share a system prompt share its blocks, an edited message
+ * or a branch reuses the blocks of the unchanged prefix, and a snapshot of another model can never match.
+ *
+ * Every block carries its token ids (compared exactly, never trusted through the hash alone), a sha256 of its data,
+ * and its byte length; a block that fails any check is deleted with everything after it and reported, so the caller
+ * recomputes. Eviction is least recently used over blocks: restoring touches the whole chain, so a prefix is always
+ * at least as recent as what continues it and the leaves go first; removing a block removes its descendants, which
+ * could no longer be reached.
+ *
+ * The store does not know the KV layout: the caller says how many bytes a token takes in the format it wrote.
+ */
+import { createHash } from 'node:crypto'
+import type { Db, Stmt } from './database'
+import { RowReader } from './rows'
+import type { StoreOptions } from './types'
+
+/** Most tokens in one block (a block is one row: its data stays well below SQLite's 1 GB BLOB limit). */
+export const MAX_KV_BLOCK_TOKENS = 1 << 16
+/** Largest block data accepted (bytes). */
+export const MAX_KV_BLOCK_BYTES = 512 * 1024 * 1024
+/** Longest model fingerprint accepted (characters). */
+export const MAX_KV_FINGERPRINT_LENGTH = 1024
+
+/** A stored block, read back and verified. */
+export interface KvBlock {
+  readonly key: string
+  /** position of the block's first token in the sequence */
+  readonly start: number
+  readonly tokenCount: number
+  readonly data: Uint8Array
+}
+
+/** What `match` found: the verified chain, and why it stopped early (a damaged block), if it did. */
+export interface KvMatch {
+  readonly blocks: readonly KvBlock[]
+  /** tokens the chain covers (the sum of its blocks') */
+  readonly tokens: number
+  /** each damaged block found, with the reason; such blocks and their descendants are gone */
+  readonly problems: readonly string[]
+}
+
+function sha256(...parts: readonly (string | Uint8Array)[]): string {
+  const h = createHash('sha256')
+  for (const p of parts) h.update(p)
+  return h.digest('hex')
+}
+
+/** Token ids as little-endian int32 bytes (how a block stores them). */
+function tokenBytes(tokens: readonly number[]): Uint8Array {
+  const out = new Uint8Array(tokens.length * 4)
+  const view = new DataView(out.buffer)
+  tokens.forEach((t, i) => {
+    if (!Number.isInteger(t) || t < 0 || t > 0x7fffffff) throw new RangeError(`token id ${t} is not a non-negative int32`)
+    view.setInt32(i * 4, t, true)
+  })
+  return out
+}
+
+/** The key of the chain's root for a model fingerprint. */
+export function kvRootKey(fingerprint: string): string {
+  if (fingerprint.length === 0 || fingerprint.length > MAX_KV_FINGERPRINT_LENGTH) throw new RangeError(`a KV fingerprint must be 1..${MAX_KV_FINGERPRINT_LENGTH} characters`)
+  return sha256('tandem-kv-root-1\n', fingerprint)
+}
+
+/** The key of a block continuing `parent` with `tokens`. */
+export function kvBlockKey(parent: string, tokens: readonly number[]): string {
+  return sha256('tandem-kv-block-1\n', parent, '\n', tokenBytes(tokens))
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0
+}
+
+/** The kv_blocks table; statements are prepared once here. */
+export class KvBlockStore {
+  private readonly now: () => number
+  private readonly childrenStmt: Stmt
+  private readonly dataStmt: Stmt
+  private readonly putStmt: Stmt
+  private readonly touchStmt: Stmt
+  private readonly deleteTreeStmt: Stmt
+  private readonly usedStmt: Stmt
+  private readonly oldestStmt: Stmt
+  private readonly clearStmt: Stmt
+
+  constructor(
+    private readonly db: Db,
+    options: StoreOptions = {}
+  ) {
+    this.now = options.now ?? Date.now
+    this.childrenStmt = db.prepare('SELECT key, start, token_count, token_ids FROM kv_blocks WHERE parent = ? ORDER BY token_count DESC')
+    this.dataStmt = db.prepare('SELECT key, data, checksum, bytes FROM kv_blocks WHERE key = ?')
+    this.putStmt = db.prepare(
+      `INSERT INTO kv_blocks (key, parent, start, token_count, token_ids, data, checksum, bytes, created_at, last_used_at)
+       VALUES (@key, @parent, @start, @tokenCount, @tokenIds, @data, @checksum, @bytes, @now, @now)
+       ON CONFLICT (key) DO UPDATE SET last_used_at = excluded.last_used_at`
+    )
+    this.touchStmt = db.prepare('UPDATE kv_blocks SET last_used_at = ? WHERE key = ?')
+    this.deleteTreeStmt = db.prepare(
+      `WITH RECURSIVE tree(key) AS (SELECT ? UNION ALL SELECT b.key FROM kv_blocks b JOIN tree ON b.parent = tree.key)
+       DELETE FROM kv_blocks WHERE key IN (SELECT key FROM tree)`
+    )
+    this.usedStmt = db.prepare('SELECT coalesce(sum(bytes), 0) AS used, count(*) AS blocks FROM kv_blocks')
+    this.oldestStmt = db.prepare('SELECT key FROM kv_blocks ORDER BY last_used_at, n LIMIT 1')
+    this.clearStmt = db.prepare('DELETE FROM kv_blocks')
+  }
+
+  /**
+   * Stores the block continuing `parent` (a root or block key) at position `start` with `tokens` and their KV
+   * `data`, or only marks it used when it is already stored (same key: same prefix, same model); returns its key.
+   */
+  put(parent: string, start: number, tokens: readonly number[], data: Uint8Array): string {
+    if (tokens.length === 0 || tokens.length > MAX_KV_BLOCK_TOKENS) throw new RangeError(`a KV block holds 1..${MAX_KV_BLOCK_TOKENS} tokens, got ${tokens.length}`)
+    if (!Number.isInteger(start) || start < 0) throw new RangeError(`a KV block's start must be a non-negative integer, got ${start}`)
+    if (data.byteLength === 0 || data.byteLength > MAX_KV_BLOCK_BYTES) throw new RangeError(`a KV block's data must be 1..${MAX_KV_BLOCK_BYTES} bytes, got ${data.byteLength}`)
+    const key = kvBlockKey(parent, tokens)
+    this.putStmt.run({ key, parent, start, tokenCount: tokens.length, tokenIds: tokenBytes(tokens), data, checksum: sha256(data), bytes: data.byteLength, now: this.now() })
+    return key
+  }
+
+  /**
+   * The longest chain of stored blocks from `root` that `tokens` begins with, each block's data checked against
+   * its checksum and `bytesPerToken`; the chain is marked used. A block that fails a check is deleted with its
+   * descendants, and the chain ends before it.
+   */
+  match(root: string, tokens: readonly number[], bytesPerToken: number): KvMatch {
+    const blocks: KvBlock[] = []
+    const problems: string[] = []
+    let parent = root
+    let at = 0
+    for (;;) {
+      const next = this.nextBlock(parent, tokens, at)
+      if (next === null) break
+      const problem = this.readData(next.key, next.tokenCount * bytesPerToken)
+      if (typeof problem === 'string') {
+        problems.push(`KV block at tokens ${at}..${at + next.tokenCount}: ${problem}`)
+        this.deleteTreeStmt.run(next.key)
+        break
+      }
+      if (next.start !== at) {
+        problems.push(`KV block at tokens ${at}..${at + next.tokenCount}: stored for position ${next.start}`)
+        this.deleteTreeStmt.run(next.key)
+        break
+      }
+      blocks.push({ key: next.key, start: at, tokenCount: next.tokenCount, data: problem })
+      at += next.tokenCount
+      parent = next.key
+    }
+    const now = this.now()
+    if (blocks.length > 0) this.db.transaction(() => blocks.forEach((b) => this.touchStmt.run(now, b.key)))()
+    return { blocks, tokens: at, problems }
+  }
+
+  /** Bytes of block data stored, and the number of blocks. */
+  usage(): { bytes: number; blocks: number } {
+    const row = new RowReader('kv_blocks', this.usedStmt.get())
+    return { bytes: row.int('used'), blocks: row.int('blocks') }
+  }
+
+  /** Removes least recently used blocks (with their descendants) until at most `budgetBytes` remain; returns blocks removed. */
+  evictTo(budgetBytes: number): number {
+    let removed = 0
+    while (this.usage().bytes > budgetBytes) {
+      const oldest = this.oldestStmt.get()
+      if (oldest === undefined) break
+      removed += this.deleteTreeStmt.run(new RowReader('kv_blocks', oldest, 'key').text('key')).changes
+    }
+    return removed
+  }
+
+  /**
+   * Removes every block and gives the space back to the disk (VACUUM, then a WAL checkpoint: otherwise the freed
+   * pages would only be reused by later writes); returns how many blocks there were. Not inside a transaction.
+   */
+  clear(): number {
+    const removed = this.clearStmt.run().changes
+    this.db.exec('VACUUM')
+    this.db.pragma('wal_checkpoint(TRUNCATE)')
+    return removed
+  }
+
+  /** The longest stored child of `parent` whose token ids are `tokens[at..]`'s next ones, or null. */
+  private nextBlock(parent: string, tokens: readonly number[], at: number): { key: string; start: number; tokenCount: number } | null {
+    for (const raw of this.childrenStmt.iterate(parent)) {
+      const row = new RowReader('kv_blocks', raw, 'key')
+      const count = row.int('token_count')
+      if (count > tokens.length - at) continue
+      if (!sameBytes(row.blob('token_ids'), tokenBytes(tokens.slice(at, at + count)))) continue
+      // the ids matched, so the key must be what they hash to: anything else is a row not written by put()
+      const key = row.text('key')
+      if (key !== kvBlockKey(parent, tokens.slice(at, at + count))) continue
+      return { key, start: row.int('start'), tokenCount: count }
+    }
+    return null
+  }
+
+  /** The block's data if it is whole and matches its checksum, else the reason it does not. */
+  private readData(key: string, expectedBytes: number): Uint8Array | string {
+    const raw = this.dataStmt.get(key)
+    if (raw === undefined) return 'gone'
+    const row = new RowReader('kv_blocks', raw, 'key')
+    // a STRICT BLOB column can hold only blobs, but substr() or a damaged page can shorten one
+    const data = row.blob('data')
+    const bytes = row.int('bytes')
+    if (data.byteLength !== bytes) return `truncated: ${data.byteLength} of ${bytes} bytes`
+    if (data.byteLength !== expectedBytes) return `${data.byteLength} bytes where this model's layout needs ${expectedBytes}`
+    if (sha256(data) !== row.text('checksum')) return 'checksum mismatch'
+    return data
+  }
+}

@@ -59,10 +59,20 @@ describe('worker response validation', () => {
   const info = { cacheHit: true, compileMs: 1, sessionMs: 2, graphPath: '/g.onnx' }
 
   it('accepts a ready message within the model\'s context and rejects one past it', () => {
-    const ready = parseWorkerResponse({ type: 'ready', contextLength: 16, compileInfo: info }, config)
-    expect(ready.type).toBe('ready')
-    expect(() => parseWorkerResponse({ type: 'ready', contextLength: config.contextLength + 1, compileInfo: info }, config)).toThrow(ProtocolError)
-    expect(() => parseWorkerResponse({ type: 'ready', contextLength: 16, compileInfo: { ...info, sessionMs: -1 } }, config)).toThrow(ProtocolError)
+    const ready = parseWorkerResponse({ type: 'ready', contextLength: 16, compileInfo: info, fingerprint: 'ab' }, config)
+    expect(ready).toMatchObject({ type: 'ready', kvSnapshots: false, fingerprint: 'ab' })
+    expect(() => parseWorkerResponse({ type: 'ready', contextLength: config.contextLength + 1, compileInfo: info, fingerprint: 'ab' }, config)).toThrow(ProtocolError)
+    expect(() => parseWorkerResponse({ type: 'ready', contextLength: 16, compileInfo: { ...info, sessionMs: -1 }, fingerprint: 'ab' }, config)).toThrow(ProtocolError)
+    expect(() => parseWorkerResponse({ type: 'ready', contextLength: 16, compileInfo: info }, config)).toThrow(ProtocolError)
+  })
+
+  it('checks KV snapshot bytes and requests', () => {
+    expect(parseWorkerResponse({ type: 'kv', id: 2, data: new Uint8Array(8) }, config)).toMatchObject({ type: 'kv', id: 2 })
+    expect(() => parseWorkerResponse({ type: 'kv', id: 2, data: [1, 2] }, config)).toThrow(ProtocolError)
+    expect(parseWorkerRequest({ type: 'kv-read', id: 1, start: 0, count: 4, format: 'f16' })).toEqual({ type: 'kv-read', id: 1, start: 0, count: 4, format: 'f16' })
+    expect(() => parseWorkerRequest({ type: 'kv-read', id: 1, start: 0, count: 0, format: 'f16' })).toThrow(ProtocolError)
+    expect(() => parseWorkerRequest({ type: 'kv-read', id: 1, start: 0, count: 4, format: 'int4' })).toThrow(ProtocolError)
+    expect(() => parseWorkerRequest({ type: 'kv-write', id: 1, start: 0, count: 4, format: 'f32', data: 'bytes' })).toThrow(ProtocolError)
   })
 
   it('accepts load progress with a known stage and done within total', () => {

@@ -4,6 +4,7 @@
  * single-session engine runs the chunks one after another; the device-workers engine pipelines them, but
  * both cut the same way from the same chunk length (the placement's prefillChunkTokens).
  */
+import type { KvRows } from './kv-snapshot'
 import { ContextOverflowError, ForwardCancelledError } from './errors'
 
 /** A model engine running on the calling thread (the model worker drives one). */
@@ -23,6 +24,16 @@ export interface ForwardEngine {
   forward(tokens: readonly number[], pos: number, cancelled?: () => boolean): Promise<Float32Array>
   /** Rewinds the cache to `pos` positions. */
   truncate(pos: number): void
+  /**
+   * The KV rows of cached positions [start, start + count) for a snapshot, or null when this engine keeps its cache
+   * where it cannot hand it out (the device workers' caches live in their threads).
+   */
+  readKv(start: number, count: number): KvRows | null
+  /**
+   * Puts `count` positions of snapshot rows at positions start.. (the cache is rewound to `start` first, which must
+   * be ≤ cacheLength); false when this engine cannot take them (the caller computes those positions instead).
+   */
+  writeKv(start: number, rows: KvRows, count: number): boolean
   dispose(): Promise<void>
 }
 

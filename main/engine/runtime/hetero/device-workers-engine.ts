@@ -232,6 +232,16 @@ export class DeviceWorkersEngine implements ForwardEngine {
     this.length = pos
   }
 
+  /** See ForwardEngine.readKv: the caches live in the device workers' threads, so no snapshot is taken. */
+  readKv(): null {
+    return null
+  }
+
+  /** See ForwardEngine.writeKv: the device workers compute the positions instead. */
+  writeKv(): boolean {
+    return false
+  }
+
   /** Ends every device worker (releasing its sessions). */
   async dispose(): Promise<void> {
     if (this.disposed) return

@@ -10,7 +10,8 @@ import type { Placement } from '../../plan'
 import { ContextOverflowError, ForwardCancelledError, ProtocolError, WorkerExitedError } from '../errors'
 import type { CompileInfo, GraphVerification } from '../session/open-cached-graph'
 import { loadModel, type LoadedModel, type ModelConfig } from '../../model'
-import { MAX_FORWARD_TOKENS, parseWorkerResponse, type WireError, type WorkerInit, type WorkerRequest } from './protocol'
+import { MAX_FORWARD_TOKENS, MAX_KV_WIRE_BYTES, parseWorkerResponse, type WireError, type WorkerInit, type WorkerRequest } from './protocol'
+import type { KvFormat } from '../kv-snapshot'
 import { startWorkerThread, workerEntryUrl } from '../worker-thread'
 import { UsageBoard, type DeviceUsage } from '../usage'
 import { checkW8A8Request, type W8A8Request } from '../w8a8-setup'
@@ -65,6 +66,14 @@ export interface ModelWorkerClient {
   forward(tokens: readonly number[], pos: number, signal?: AbortSignal): Promise<Float32Array>
   /** Rewinds the KV cache to `pos` positions. */
   truncate(pos: number): Promise<void>
+  /** Whether the engine hands out and takes KV rows (the single CPU session does; device workers do not). */
+  readonly kvSnapshots: boolean
+  /** The model's fingerprint, as the graph cache keys it (config, tensor names, shapes, encodings, sampled rows). */
+  readonly fingerprint: string
+  /** The cached positions [start, start + count) as snapshot bytes in `format` (kv-snapshot.ts). */
+  readKv(start: number, count: number, format: KvFormat): Promise<Uint8Array>
+  /** Puts snapshot bytes of `count` positions at positions start.. (rewinding to `start` first). */
+  writeKv(start: number, count: number, format: KvFormat, data: Uint8Array): Promise<void>
   /** Releases the session and ends the worker. */
   dispose(): Promise<void>
 }
@@ -87,6 +96,8 @@ function errorFromWire(e: WireError): Error {
 type RequestBody =
   | { readonly type: 'forward'; readonly tokens: readonly number[]; readonly pos: number }
   | { readonly type: 'truncate'; readonly pos: number }
+  | { readonly type: 'kv-read'; readonly start: number; readonly count: number; readonly format: KvFormat }
+  | { readonly type: 'kv-write'; readonly start: number; readonly count: number; readonly format: KvFormat; readonly data: Uint8Array }
   | { readonly type: 'dispose' }
 
 /** What the worker reports once its engine is up. */
@@ -94,10 +105,12 @@ interface Ready {
   readonly contextLength: number
   readonly compileInfo: CompileInfo
   readonly usageDevices: readonly string[]
+  readonly kvSnapshots: boolean
+  readonly fingerprint: string
 }
 
 interface Pending {
-  resolve(value: Float32Array | null): void
+  resolve(value: Float32Array | Uint8Array | null): void
   reject(err: Error): void
 }
 
@@ -179,6 +192,7 @@ export async function openModelWorker(model: string | ModelHeader, options: Mode
     if (!p || msg.id === null) return
     pending.delete(msg.id)
     if (msg.type === 'logits') p.resolve(msg.logits)
+    else if (msg.type === 'kv') p.resolve(msg.data)
     else if (msg.type === 'done') p.resolve(null)
     else p.reject(errorFromWire(msg.error))
   })
@@ -194,7 +208,7 @@ export async function openModelWorker(model: string | ModelHeader, options: Mode
   })
   onInitError = null
 
-  const call = (request: RequestBody, signal?: AbortSignal): Promise<Float32Array | null> => {
+  const call = (request: RequestBody, signal?: AbortSignal): Promise<Float32Array | Uint8Array | null> => {
     if (exitError) return Promise.reject(exitError)
     const id = nextId++
     // ids stay far below 2^31 in any session, so they fit the Int32 cancel word
@@ -202,7 +216,7 @@ export async function openModelWorker(model: string | ModelHeader, options: Mode
       Atomics.store(cancel, 0, id)
     }
     signal?.addEventListener('abort', onAbort, { once: true })
-    return new Promise<Float32Array | null>((resolve, reject) => {
+    return new Promise<Float32Array | Uint8Array | null>((resolve, reject) => {
       pending.set(id, { resolve, reject })
       const message: WorkerRequest = { ...request, id }
       worker.postMessage(message)
@@ -225,11 +239,22 @@ export async function openModelWorker(model: string | ModelHeader, options: Mode
       }
       if (signal?.aborted === true) throw new ForwardCancelledError('the forward was cancelled before it started')
       const logits = await call({ type: 'forward', tokens: [...tokens], pos }, signal)
-      if (!logits) throw new ProtocolError('forward returned no logits')
+      if (!(logits instanceof Float32Array)) throw new ProtocolError('forward returned no logits')
       return logits
     },
     async truncate(pos) {
       await call({ type: 'truncate', pos })
+    },
+    kvSnapshots: ready.kvSnapshots,
+    fingerprint: ready.fingerprint,
+    async readKv(start, count, format) {
+      const data = await call({ type: 'kv-read', start, count, format })
+      if (!(data instanceof Uint8Array)) throw new ProtocolError('kv-read returned no bytes')
+      return data
+    },
+    async writeKv(start, count, format, data) {
+      if (data.byteLength > MAX_KV_WIRE_BYTES) throw new RangeError(`a KV block of ${data.byteLength} bytes exceeds ${MAX_KV_WIRE_BYTES}`)
+      await call({ type: 'kv-write', start, count, format, data })
     },
     async dispose() {
       if (disposed) return

@@ -9,6 +9,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parentPort, workerData } from 'node:worker_threads'
 import { readWeights, type ModelConfig } from '../../model'
+import { modelFingerprint } from '../../graph'
 import { defaultPrefillChunkTokens, maxPrefillChunkTokens, parsePlacement, weightInfoOf } from '../../plan'
 import { chooseEngine } from '../engine-choice'
 import type { LoadProgress } from '../load-progress'
@@ -19,6 +20,7 @@ import { openCachedGraph, verifyCachedGraph, type CompileInfo, type GraphVerific
 import { SingleSessionEngine } from '../session/single-session-engine'
 import { UsageBoard } from '../usage'
 import { loadW8A8 } from '../w8a8-setup'
+import { decodeKvRows, encodeKvRows, kvLayoutOf } from '../kv-snapshot'
 import { parseWorkerInit, parseWorkerRequest, requestIdOf, toWireError, type WorkerInit, type WorkerRequest, type WorkerResponse } from './protocol'
 
 const port = parentPort
@@ -79,7 +81,7 @@ async function start(init: WorkerInit): Promise<ForwardEngine> {
     const prefillChunkTokens = placement?.prefillChunkTokens ?? prefillChunkOf(c, init.prefillChunkTokens)
     const engine = new SingleSessionEngine(compilable, session, { contextLength, prefillChunkTokens, usage: { board, slot: 0 } })
     const device = choice?.kind === 'single-session' ? choice.device.id : 'cpu'
-    post({ type: 'ready', contextLength, compileInfo: info, usageDevices: [device] })
+    post({ type: 'ready', contextLength, compileInfo: info, usageDevices: [device], kvSnapshots: true, fingerprint: modelFingerprint(compilable) })
     // a compile hashed these very bytes; a cache hit trusted a sample of them, so check them all now, between requests
     const check = info.cacheHit ? verifyCachedGraph(compilable, info.graphPath, whenIdle) : Promise.resolve<GraphVerification>('verified')
     void check.then(
@@ -97,13 +99,13 @@ async function start(init: WorkerInit): Promise<ForwardEngine> {
     sessionMs: Math.max(0, s.setupMs - s.compileMs),
     graphPath: `${s.cacheDir} (${s.graphs} graphs on ${engine.deviceIds.join(', ')}, ${s.cacheHits} from the cache)`
   }
-  post({ type: 'ready', contextLength, compileInfo, usageDevices: engine.deviceIds })
+  post({ type: 'ready', contextLength, compileInfo, usageDevices: engine.deviceIds, kvSnapshots: false, fingerprint: modelFingerprint(compilable) })
   // device segments record no content hash (their fingerprint key alone decides)
   post({ type: 'verification', result: 'unchecked' })
   return engine
 }
 
-async function handle(engine: ForwardEngine, request: WorkerRequest, cancel: Int32Array): Promise<boolean> {
+async function handle(engine: ForwardEngine, request: WorkerRequest, cancel: Int32Array, init: WorkerInit): Promise<boolean> {
   switch (request.type) {
     case 'forward': {
       // the client writes a forward's id into the cancel word to stop it between prefill chunks
@@ -117,6 +119,21 @@ async function handle(engine: ForwardEngine, request: WorkerRequest, cancel: Int
       engine.truncate(request.pos)
       post({ type: 'done', id: request.id })
       return true
+    case 'kv-read': {
+      const rows = engine.readKv(request.start, request.count)
+      if (rows === null) throw new Error('this placement keeps its KV cache in its device workers: no snapshot')
+      const data = encodeKvRows(rows, request.count, kvLayoutOf(init.config), request.format)
+      const buffer = data.buffer
+      if (!(buffer instanceof ArrayBuffer)) throw new Error('KV bytes are not in a transferable buffer')
+      post({ type: 'kv', id: request.id, data }, [buffer])
+      return true
+    }
+    case 'kv-write': {
+      const rows = decodeKvRows(request.data, request.count, kvLayoutOf(init.config), request.format)
+      if (!engine.writeKv(request.start, rows, request.count)) throw new Error('this placement keeps its KV cache in its device workers: it cannot take a snapshot')
+      post({ type: 'done', id: request.id })
+      return true
+    }
     case 'dispose':
       await engine.dispose()
       post({ type: 'done', id: request.id })
@@ -125,8 +142,8 @@ async function handle(engine: ForwardEngine, request: WorkerRequest, cancel: Int
 }
 
 const starting = Promise.resolve().then(() => parseWorkerInit(workerData))
-starting.then(async (init) => ({ engine: await start(init), cancel: new Int32Array(init.cancel) })).then(
-  ({ engine, cancel }) => {
+starting.then(async (init) => ({ engine: await start(init), cancel: new Int32Array(init.cancel), init })).then(
+  ({ engine, cancel, init }) => {
     // requests run strictly in arrival order; a failed one reports its error and the queue continues
     let queue = Promise.resolve(true)
     port.on('message', (raw: unknown) => {
@@ -141,7 +158,7 @@ starting.then(async (init) => ({ engine: await start(init), cancel: new Int32Arr
           return true
         }
         try {
-          const keepGoing = await handle(engine, request, cancel)
+          const keepGoing = await handle(engine, request, cancel, init)
           if (!keepGoing) port.close()
           return keepGoing
         } catch (err) {

@@ -12,6 +12,7 @@ import { GRAPH_VERIFICATIONS, type CompileInfo, type GraphVerification } from '.
 import { MAX_USAGE_DEVICES } from '../usage'
 import { MAX_PATH_LENGTH, MAX_POSITION } from '../wire-limits'
 import type { W8A8Request } from '../w8a8-setup'
+import { KV_FORMATS, type KvFormat } from '../kv-snapshot'
 
 /** Most tokens one forward request may carry (a whole context of the largest models, with margin). */
 export const MAX_FORWARD_TOKENS = 1 << 20
@@ -42,10 +43,17 @@ export interface WorkerInit {
   readonly cancel: SharedArrayBuffer
 }
 
+/** Largest KV snapshot block one request carries (bytes). */
+export const MAX_KV_WIRE_BYTES = 1 << 30
+
 /** main -> worker. */
 export type WorkerRequest =
   | { readonly type: 'forward'; readonly id: number; readonly tokens: readonly number[]; readonly pos: number }
   | { readonly type: 'truncate'; readonly id: number; readonly pos: number }
+  /** the cached positions [start, start + count) as snapshot bytes (answered with 'kv') */
+  | { readonly type: 'kv-read'; readonly id: number; readonly start: number; readonly count: number; readonly format: KvFormat }
+  /** snapshot bytes of `count` positions put at positions start.. (answered with 'done') */
+  | { readonly type: 'kv-write'; readonly id: number; readonly start: number; readonly count: number; readonly format: KvFormat; readonly data: Uint8Array }
   | { readonly type: 'dispose'; readonly id: number }
 
 /** An error as it crosses the boundary. */
@@ -62,6 +70,10 @@ export type WorkerResponse =
       readonly compileInfo: CompileInfo
       /** the devices in use, in usage-board slot order (a missing field reads as none) */
       readonly usageDevices: readonly string[]
+      /** whether the engine hands out and takes KV rows (kv-read / kv-write; a missing field reads as false) */
+      readonly kvSnapshots: boolean
+      /** the model's fingerprint (graph cache key material: config, tensors, sampled rows) */
+      readonly fingerprint: string
     }
   | { readonly type: 'init-error'; readonly error: WireError }
   /** while starting: what the open is doing */
@@ -69,6 +81,7 @@ export type WorkerResponse =
   /** once after 'ready': the full content hash against the one the cached graph was compiled from (see verifyCachedGraph) */
   | { readonly type: 'verification'; readonly result: GraphVerification }
   | { readonly type: 'logits'; readonly id: number; readonly logits: Float32Array }
+  | { readonly type: 'kv'; readonly id: number; readonly data: Uint8Array }
   | { readonly type: 'done'; readonly id: number }
   | { readonly type: 'error'; readonly id: number | null; readonly error: WireError }
 
@@ -100,11 +113,18 @@ export function parseWorkerInit(v: unknown): WorkerInit {
 export function parseWorkerRequest(v: unknown): WorkerRequest {
   const r = new FieldReader(fail, 'request', v)
   const id = r.int('id', 0, Number.MAX_SAFE_INTEGER)
-  switch (r.choice('type', ['forward', 'truncate', 'dispose'])) {
+  switch (r.choice('type', ['forward', 'truncate', 'kv-read', 'kv-write', 'dispose'])) {
     case 'forward':
       return { type: 'forward', id, tokens: r.ints('tokens', MAX_FORWARD_TOKENS, 0, Number.MAX_SAFE_INTEGER, 1), pos: r.int('pos', 0, MAX_POSITION) }
     case 'truncate':
       return { type: 'truncate', id, pos: r.int('pos', 0, MAX_POSITION) }
+    case 'kv-read':
+      return { type: 'kv-read', id, start: r.int('start', 0, MAX_POSITION), count: r.int('count', 1, MAX_POSITION), format: r.choice('format', KV_FORMATS) }
+    case 'kv-write': {
+      const data = r.raw('data')
+      if (!(data instanceof Uint8Array) || data.byteLength > MAX_KV_WIRE_BYTES) return r.reject('data', `expected a Uint8Array of at most ${MAX_KV_WIRE_BYTES} bytes`)
+      return { type: 'kv-write', id, start: r.int('start', 0, MAX_POSITION), count: r.int('count', 1, MAX_POSITION), format: r.choice('format', KV_FORMATS), data }
+    }
     case 'dispose':
       return { type: 'dispose', id }
   }
@@ -125,14 +145,16 @@ function readWireError(r: FieldReader): WireError {
 /** Validates a response from the worker of a model with `config` (logits length, context length). */
 export function parseWorkerResponse(v: unknown, config: ModelConfig): WorkerResponse {
   const r = new FieldReader(fail, 'response', v)
-  switch (r.choice('type', ['ready', 'init-error', 'progress', 'verification', 'logits', 'done', 'error'])) {
+  switch (r.choice('type', ['ready', 'init-error', 'progress', 'verification', 'logits', 'kv', 'done', 'error'])) {
     case 'ready': {
       const info = r.record('compileInfo')
       return {
         type: 'ready',
         contextLength: r.int('contextLength', 1, config.contextLength),
         compileInfo: { cacheHit: info.bool('cacheHit'), compileMs: info.number('compileMs', 0, Infinity), sessionMs: info.number('sessionMs', 0, Infinity), graphPath: info.string('graphPath', MAX_PATH_LENGTH) },
-        usageDevices: r.raw('usageDevices') === undefined ? [] : r.strings('usageDevices', MAX_USAGE_DEVICES, MAX_DEVICE_ID_LENGTH)
+        usageDevices: r.raw('usageDevices') === undefined ? [] : r.strings('usageDevices', MAX_USAGE_DEVICES, MAX_DEVICE_ID_LENGTH),
+        kvSnapshots: r.raw('kvSnapshots') === true,
+        fingerprint: r.string('fingerprint', 128)
       }
     }
     case 'init-error':
@@ -146,6 +168,11 @@ export function parseWorkerResponse(v: unknown, config: ModelConfig): WorkerResp
       if (!(logits instanceof Float32Array)) return r.reject('logits', 'expected a Float32Array')
       if (logits.length !== config.vocabSize) r.reject('logits', `expected ${config.vocabSize} logits, got ${logits.length}`)
       return { type: 'logits', id: r.int('id', 0, Number.MAX_SAFE_INTEGER), logits }
+    }
+    case 'kv': {
+      const data = r.raw('data')
+      if (!(data instanceof Uint8Array) || data.byteLength > MAX_KV_WIRE_BYTES) return r.reject('data', `expected a Uint8Array of at most ${MAX_KV_WIRE_BYTES} bytes`)
+      return { type: 'kv', id: r.int('id', 0, Number.MAX_SAFE_INTEGER), data }
     }
     case 'done':
       return { type: 'done', id: r.int('id', 0, Number.MAX_SAFE_INTEGER) }

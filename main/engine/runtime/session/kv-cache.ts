@@ -141,6 +141,35 @@ export class KvCache {
     this.validLength = pos
   }
 
+  /**
+   * Copies positions [start, start + count) of every layer out position-major: per layer keys and values
+   * [count, nKvHeads·headDim], the form `write` takes back (a KV snapshot).
+   */
+  readRows(start: number, count: number): { keys: Float32Array[]; values: Float32Array[] } {
+    if (!Number.isInteger(start) || !Number.isInteger(count) || start < 0 || count < 0 || start + count > this.validLength) {
+      throw new RangeError(`positions ${start}..${start + count} are not all cached (length ${this.validLength})`)
+    }
+    const { nKvHeads, headDim, nLayers } = this.shape
+    const keys: Float32Array[] = []
+    const values: Float32Array[] = []
+    for (let l = 0; l < nLayers; l++) {
+      const k = new Float32Array(count * this.rowValues)
+      const v = new Float32Array(count * this.rowValues)
+      const kb = this.keyBuffers[l]
+      const vb = this.valueBuffers[l]
+      for (let h = 0; h < nKvHeads; h++) {
+        for (let s = 0; s < count; s++) v.set(vb.subarray((h * this.cap + start + s) * headDim, (h * this.cap + start + s + 1) * headDim), s * this.rowValues + h * headDim)
+        for (let d = 0; d < headDim; d++) {
+          const row = (h * headDim + d) * this.cap + start
+          for (let s = 0; s < count; s++) k[s * this.rowValues + h * headDim + d] = kb[row + s]
+        }
+      }
+      keys.push(k)
+      values.push(v)
+    }
+    return { keys, values }
+  }
+
   /** Copies row `pos` of layer `l` out position-major (keys and values [nKvHeads·headDim]); for tests and snapshots. */
   row(l: number, pos: number): { keys: Float32Array; values: Float32Array } {
     if (!Number.isInteger(pos) || pos < 0 || pos >= this.validLength) throw new RangeError(`position ${pos} is not cached (length ${this.validLength})`)

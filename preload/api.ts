@@ -72,6 +72,10 @@ export interface MessageStats {
   readonly devices: readonly string[]
   /** per device: time it was busy on this reply (absent on replies stored before devices were tracked) */
   readonly deviceBusy?: readonly { readonly id: string; readonly name: string; readonly busyMs: number }[]
+  /** prompt tokens not computed: taken from the live KV cache or a snapshot (absent on older replies) */
+  readonly reusedTokens?: number
+  /** of those, the ones a KV snapshot brought back */
+  readonly restoredTokens?: number
 }
 
 export interface Message {

@@ -15,7 +15,7 @@ export {
   type LoadOptions,
   type Tokenizer
 } from './model'
-export { calibrationPath, modelFingerprint, readCalibration, resolveGraphCacheDir, writeCalibration } from './graph'
+export { calibrationPath, GRAPH_COMPILER_VERSION, modelFingerprint, readCalibration, resolveGraphCacheDir, writeCalibration } from './graph'
 export {
   ContextOverflowError,
   InvalidLogitsError,
@@ -24,6 +24,9 @@ export {
   TextModel,
   validateSampling,
   checkW8A8Request,
+  kvBytesPerToken,
+  kvLayoutOf,
+  type KvFormat,
   type W8A8Request,
   type ChatMessage,
   type DeviceUsage,

@@ -18,6 +18,7 @@ import { ModelsService } from './models-service'
 import { findSourceRoot, resolveAppPaths, type AppPaths, type AppPathsOptions } from './paths'
 import { SettingsService } from './settings-service'
 import { UsageSampler } from './usage-sampler'
+import { DEFAULT_KV_BUDGET_BYTES, KvSnapshots } from './kv-snapshots'
 import { isRecord } from '../common/reader'
 
 /** Options for createApp. */
@@ -101,7 +102,8 @@ export function createApp(options: AppOptions = {}): App {
       threads: options.threads,
       onGenerationStart: () => usage.poke(),
       monotonicMs: options.monotonicMs,
-      pace: options.pace
+      pace: options.pace,
+      kvSnapshots: new KvSnapshots(store.kvBlocks, { budgetBytes: () => DEFAULT_KV_BUDGET_BYTES, log: (line) => process.stderr.write(`tandem: ${line}\n`) })
     })
     usage.start()
     const handlers = createApiHandlers({ appVersion: options.appVersion ?? sourceVersion(), notices: store.notices, models, conversations, chat, settings, devices, usage })

@@ -19,6 +19,7 @@ import { ReplyFinisher } from './reply-finisher'
 import type { ModelsService } from './models-service'
 import { buildPrompt } from './prompt'
 import type { UsageReading } from './usage-sampler'
+import type { KvSnapshots } from './kv-snapshots'
 
 /** Least time between two writes of a streaming reply's content (~10 writes/s). */
 export const PERSIST_INTERVAL_MS = 100
@@ -45,6 +46,8 @@ export interface ChatServiceDeps {
    * mid-stream on any machine; tests of this service pass a gate they open token by token.
    */
   readonly pace?: (signal: AbortSignal) => Promise<void>
+  /** KV-cache snapshots: restored before a prompt runs, saved after each reply (absent: none) */
+  readonly kvSnapshots?: KvSnapshots
 }
 
 /** A request between acceptance and its final message. */
@@ -272,7 +275,8 @@ export class ChatService {
       maxTokens,
       signal,
       sampling: { temperature, topP, seed: randomInt(2 ** 31) },
-      ...(pace !== undefined && { pace: () => pace(signal) })
+      ...(pace !== undefined && { pace: () => pace(signal) }),
+      ...(this.deps.kvSnapshots !== undefined && { restore: this.deps.kvSnapshots.restorer(model) })
     })
     let content = ''
     let persistedAtMs = this.monotonicMs()
@@ -291,6 +295,8 @@ export class ChatService {
     }
     const r = await generation.result
     this.generating = false
+    // off the reply's path: the save waits for nothing here and runs between generations
+    this.deps.kvSnapshots?.save(model).catch((err: unknown) => process.stderr.write(`tandem: could not save the KV snapshot: ${errorMessage(err)}\n`))
     const deviceBusy = r.stats.devices.map((d) => ({ id: d.id, name: this.deps.devices.deviceName(d.id), busyMs: d.busyMs }))
     const stats = {
       ttftMs: r.stats.ttftMs,
@@ -298,6 +304,8 @@ export class ChatService {
       decodeTokensPerSec: r.stats.decodeTokensPerSec,
       promptTokens: r.stats.promptTokens,
       generatedTokens: r.stats.generatedTokens,
+      reusedTokens: r.stats.reusedTokens,
+      restoredTokens: r.stats.restoredTokens,
       model: entry.name,
       devices: deviceBusy.map((d) => d.name),
       deviceBusy

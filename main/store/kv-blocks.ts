@@ -86,6 +86,7 @@ export class KvBlockStore {
   private readonly usedStmt: Stmt
   private readonly oldestStmt: Stmt
   private readonly clearStmt: Stmt
+  private readonly hasStmt: Stmt
 
   constructor(
     private readonly db: Db,
@@ -107,6 +108,12 @@ export class KvBlockStore {
     this.usedStmt = db.prepare('SELECT coalesce(sum(bytes), 0) AS used, count(*) AS blocks FROM kv_blocks')
     this.oldestStmt = db.prepare('SELECT key FROM kv_blocks ORDER BY last_used_at, n LIMIT 1')
     this.clearStmt = db.prepare('DELETE FROM kv_blocks')
+    this.hasStmt = db.prepare('SELECT 1 FROM kv_blocks WHERE key = ?')
+  }
+
+  /** Whether the block with this key is stored (a save skips what an earlier one wrote). */
+  has(key: string): boolean {
+    return this.hasStmt.get(key) !== undefined
   }
 
   /**

@@ -22,7 +22,9 @@ export function statsToJson(stats: MessageStats): string {
     generatedTokens: stats.generatedTokens,
     model: stats.model,
     devices: [...stats.devices],
-    ...(stats.deviceBusy !== undefined && { deviceBusy: stats.deviceBusy.map((d) => ({ id: d.id, name: d.name, busyMs: d.busyMs })) })
+    ...(stats.deviceBusy !== undefined && { deviceBusy: stats.deviceBusy.map((d) => ({ id: d.id, name: d.name, busyMs: d.busyMs })) }),
+    ...(stats.reusedTokens !== undefined && { reusedTokens: stats.reusedTokens }),
+    ...(stats.restoredTokens !== undefined && { restoredTokens: stats.restoredTokens })
   })
 }
 
@@ -62,7 +64,25 @@ export function statsFromJson(text: string | null): MessageStats | null {
   }
   const deviceNames = devices.filter((d): d is string => typeof d === 'string')
   const busy = deviceBusyFrom(deviceBusy)
-  return { ttftMs, prefillTokensPerSec, decodeTokensPerSec, promptTokens, generatedTokens, model, devices: deviceNames, ...(busy !== undefined && { deviceBusy: busy }) }
+  const reused = countFrom(value.reusedTokens)
+  const restored = countFrom(value.restoredTokens)
+  return {
+    ttftMs,
+    prefillTokensPerSec,
+    decodeTokensPerSec,
+    promptTokens,
+    generatedTokens,
+    model,
+    devices: deviceNames,
+    ...(busy !== undefined && { deviceBusy: busy }),
+    ...(reused !== undefined && { reusedTokens: reused }),
+    ...(restored !== undefined && { restoredTokens: restored })
+  }
+}
+
+/** An optional token count: a non-negative integer, or undefined (absent or not one: it is informational). */
+function countFrom(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined
 }
 
 /** What is wrong with a stats-shaped value, or undefined when it is valid. */
@@ -77,5 +97,8 @@ function statsProblem(value: Record<string, unknown> | MessageStats): string | u
   if (devices.length > MAX_STATS_DEVICES) return `devices lists ${devices.length} entries (max ${MAX_STATS_DEVICES})`
   if (!devices.every((d: unknown) => typeof d === 'string')) return 'devices must be an array of strings'
   if (value.deviceBusy !== undefined && deviceBusyFrom(value.deviceBusy) === undefined) return 'deviceBusy must be a list of { id, name, busyMs } (finite busyMs)'
+  for (const field of ['reusedTokens', 'restoredTokens'] as const) {
+    if (value[field] !== undefined && countFrom(value[field]) === undefined) return `${field} must be a non-negative integer, got ${String(value[field])}`
+  }
   return undefined
 }

@@ -27,6 +27,10 @@ export interface MessageStats {
   readonly devices: readonly string[]
   /** per device: ms it was busy on this message (absent on messages stored before devices were tracked) */
   readonly deviceBusy?: readonly DeviceBusy[]
+  /** prompt tokens not computed: taken from the live KV cache or a snapshot (absent on older messages) */
+  readonly reusedTokens?: number
+  /** of those, the ones a KV snapshot brought back */
+  readonly restoredTokens?: number
 }
 
 /** One device's busy time on one message. */

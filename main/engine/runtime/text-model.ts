@@ -65,6 +65,11 @@ export class TextModel {
     return this.generator.generate({ ...request, stopTokenIds })
   }
 
+  /** See GenerationLoop.withCache: runs `task` between generations with the token ids the KV cache holds. */
+  withCache<T>(task: (cached: readonly number[]) => Promise<T>): Promise<T> {
+    return this.generator.withCache(task)
+  }
+
   async dispose(): Promise<void> {
     await this.worker.dispose()
   }

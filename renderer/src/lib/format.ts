@@ -27,7 +27,8 @@ export function formatDeviceBusy(deviceBusy: NonNullable<MessageStats['deviceBus
 
 /** The one-line stats under an assistant message: "TTFT 12 ms · 850 tok/s · CPU". */
 export function formatStatsLine(stats: MessageStats): string {
-  return `TTFT ${formatMs(stats.ttftMs)} · ${formatRate(stats.decodeTokensPerSec)} tok/s · ${formatDevices(stats.devices)}`
+  const resumed = formatResumed(stats)
+  return `TTFT ${formatMs(stats.ttftMs)} · ${formatRate(stats.decodeTokensPerSec)} tok/s · ${formatDevices(stats.devices)}${resumed === null ? '' : ` · ${resumed}`}`
 }
 
 /** The longer description behind the stats line (tooltip and screen readers). */
@@ -40,7 +41,15 @@ export function formatStatsDetail(stats: MessageStats): string {
     `on ${formatDevices(stats.devices)}`
   ]
   if (stats.deviceBusy !== undefined && stats.deviceBusy.length > 0) parts.push(`busy: ${formatDeviceBusy(stats.deviceBusy)}`)
+  const resumed = formatResumed(stats)
+  if (resumed !== null) parts.push(resumed)
   return parts.join(', ')
+}
+
+/** "resumed 1,980 of 2,010 tokens" when a KV snapshot brought prompt tokens back, else null. */
+export function formatResumed(stats: MessageStats): string | null {
+  if (stats.restoredTokens === undefined || stats.restoredTokens === 0) return null
+  return `resumed ${(stats.reusedTokens ?? stats.restoredTokens).toLocaleString('en-US')} of ${stats.promptTokens.toLocaleString('en-US')} tokens`
 }
 
 const SIZE_UNITS = ['B', 'KB', 'MB', 'GB', 'TB']

@@ -34,6 +34,13 @@ export interface GenerateRequest {
    * (`tandem serve --token-delay-ms`, for end-to-end tests). It should resolve promptly once `signal` aborts.
    */
   readonly pace?: () => Promise<void>
+  /**
+   * Before the prompt runs: may put KV rows of the prompt's positions `live`.. into the model's cache (a snapshot) and
+   * resolves to how many prompt positions the cache now holds (≥ `live`, < the prompt's length: the last prompt
+   * token is always computed). `live` is what the cache already held from the last generation. A failed restore
+   * rejects nothing: resolve to `live` and the positions are computed.
+   */
+  readonly restore?: (prompt: readonly number[], live: number) => Promise<number>
 }
 
 export interface GenerationEvent {
@@ -48,6 +55,10 @@ export interface GenerationStats {
   readonly promptTokens: number
   /** prompt tokens actually computed (the rest came from the KV cache) */
   readonly prefillTokens: number
+  /** prompt tokens not computed: taken from the live cache or a snapshot (promptTokens − prefillTokens) */
+  readonly reusedTokens: number
+  /** of those, the ones a snapshot brought back (request.restore) */
+  readonly restoredTokens: number
   readonly generatedTokens: number
   readonly ttftMs: number
   readonly prefillTokensPerSec: number
@@ -119,6 +130,16 @@ export class GenerationLoop {
     }
   }
 
+  /**
+   * Runs `task` with the token ids whose KV rows the cache holds, after the generations already queued and before
+   * any later one (a snapshot reads the cache while nothing can change it).
+   */
+  withCache<T>(task: (cached: readonly number[]) => Promise<T>): Promise<T> {
+    const run = this.queue.then(() => task([...this.cached]))
+    this.queue = run.catch(() => undefined)
+    return run
+  }
+
   private async run(req: GenerateRequest, emit: (e: GenerationEvent) => void): Promise<GenerationResult> {
     const start = performance.now()
     const usageBefore = this.model.usage?.()
@@ -132,6 +153,13 @@ export class GenerationLoop {
     while (reuse < prompt.length - 1 && reuse < this.cached.length && this.cached[reuse] === prompt[reuse]) reuse++
     if (reuse < this.cached.length) await this.model.truncate(reuse)
     this.cached.length = reuse
+    const live = reuse
+    if (req.restore !== undefined && reuse < prompt.length - 1) {
+      const restored = await req.restore(prompt, reuse)
+      if (!Number.isInteger(restored) || restored < reuse || restored >= prompt.length) throw new RangeError(`restore returned ${restored} positions for a prompt of ${prompt.length} with ${reuse} cached`)
+      this.cached.push(...prompt.slice(reuse, restored))
+      reuse = restored
+    }
 
     let logits: Float32Array | null = null
     try {
@@ -202,6 +230,8 @@ export class GenerationLoop {
       stats: {
         promptTokens: prompt.length,
         prefillTokens,
+        reusedTokens: reuse,
+        restoredTokens: reuse - live,
         generatedTokens: tokens.length,
         ttftMs: (firstTokenAt || end) - start,
         prefillTokensPerSec: prefillMs > 0 ? (prefillTokens * 1000) / prefillMs : 0,

@@ -27,6 +27,8 @@ export interface BenchArgs {
   readonly onlyVirtualNpu: boolean
   /** --only npu-schedule: the NPU section's scheduling rows alone */
   readonly onlyNpuSchedule: boolean
+  /** --only kv-snapshots: continuing a conversation, KV snapshot restore vs recompute */
+  readonly onlyKvSnapshots: boolean
 }
 
 /** Most repetitions accepted (each is a full prefill or 128-token decode per peer). */
@@ -51,7 +53,9 @@ export const USAGE = `usage: npm run bench -- [--quick] [--models LIST] [--reps 
                      prefill on the NPU placement (builds the test provider with the system C++ compiler)
   --only virtual-npu run only that section (written as <date>-virtual-npu.{json,md})
   --only npu-schedule run only its scheduling rows: NPU prefill in order / out of order, float / W8A8 / W8A8 + shadow,
-                     next to CPU only and Auto (written as <date>-npu-schedule.{json,md})`
+                     next to CPU only and Auto (written as <date>-npu-schedule.{json,md})
+  --only kv-snapshots time to first token continuing a conversation of 256 … 4k tokens, KV snapshot restore vs
+                     recompute, snapshot bytes, save and restore times (written as <date>-kv-snapshots.{json,md})`
 
 function isModelId(s: string): s is BenchModelId {
   return BENCH_MODEL_IDS.some((id) => id === s)
@@ -71,6 +75,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   let virtualNpu = false
   let onlyVirtualNpu = false
   let onlyNpuSchedule = false
+  let onlyKvSnapshots = false
   const value = (i: number, flag: string): string => {
     const v = argv[i + 1]
     if (v === undefined || v.startsWith('--')) throw new Error(`${flag} needs a value\n${USAGE}`)
@@ -103,14 +108,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       else if (what === 'long-context') onlyLongContext = true
       else if (what === 'virtual-npu') onlyVirtualNpu = true
       else if (what === 'npu-schedule') onlyNpuSchedule = true
-      else throw new Error(`--only takes "placements", "long-context", "virtual-npu" or "npu-schedule", got ${what}\n${USAGE}`)
+      else if (what === 'kv-snapshots') onlyKvSnapshots = true
+      else throw new Error(`--only takes "placements", "long-context", "virtual-npu", "npu-schedule" or "kv-snapshots", got ${what}\n${USAGE}`)
     } else if (a === '--help' || a === '-h') throw new Error(USAGE)
     else throw new Error(`unknown argument ${a}\n${USAGE}`)
   }
   if (onlyPlacements && !placements) throw new Error(`--only placements and --no-placements exclude each other\n${USAGE}`)
   if (onlyLongContext && longContext === false) throw new Error(`--only long-context and --no-long-context exclude each other\n${USAGE}`)
-  const only = onlyPlacements || onlyLongContext || onlyVirtualNpu || onlyNpuSchedule
-  if ([onlyPlacements, onlyLongContext, onlyVirtualNpu, onlyNpuSchedule].filter(Boolean).length > 1) throw new Error(`--only takes one section\n${USAGE}`)
+  const only = onlyPlacements || onlyLongContext || onlyVirtualNpu || onlyNpuSchedule || onlyKvSnapshots
+  if ([onlyPlacements, onlyLongContext, onlyVirtualNpu, onlyNpuSchedule, onlyKvSnapshots].filter(Boolean).length > 1) throw new Error(`--only takes one section\n${USAGE}`)
   if (only && models !== null) throw new Error(`--only runs no model table; drop --models\n${USAGE}`)
   return {
     models: only ? [] : (models ?? (quick ? ['stories260k', 'q4_0'] : DEFAULT_BENCH_MODELS)),
@@ -125,6 +131,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     onlyLongContext,
     virtualNpu: virtualNpu || onlyVirtualNpu,
     onlyVirtualNpu,
-    onlyNpuSchedule
+    onlyNpuSchedule,
+    onlyKvSnapshots
   }
 }

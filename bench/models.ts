@@ -16,12 +16,12 @@ import { isRecord } from './guards'
 
 /** Models the benchmark knows, by the name used in `--models`. */
 export type BenchModelId =
-  | 'stories260k' | 'f32' | 'q8_0' | 'q4_0' | 'q4_k_m' | '500m'
+  | 'stories260k' | 'f32' | 'q8_0' | 'q4_0' | 'q4_k_m' | '500m' | '110m-4k'
   | '1b-q4_k_m' | '1b-q8_0' | 'qwen1.5b-q4_k_m' | 'qwen1.5b-q8_0' | '3b' | '8b'
 
 /** All ids, in run order (small to large). */
 export const BENCH_MODEL_IDS: readonly BenchModelId[] = [
-  'stories260k', 'f32', 'q8_0', 'q4_0', 'q4_k_m', '500m', '1b-q4_k_m', '1b-q8_0', 'qwen1.5b-q4_k_m', 'qwen1.5b-q8_0', '3b', '8b'
+  'stories260k', 'f32', 'q8_0', 'q4_0', 'q4_k_m', '500m', '110m-4k', '1b-q4_k_m', '1b-q8_0', 'qwen1.5b-q4_k_m', 'qwen1.5b-q8_0', '3b', '8b'
 ]
 
 /** The default run: stories260K, the 110M shape in four encodings, the Llama-3.2-1B and Qwen2.5-1.5B shapes in Q4_K_M and Q8_0. */
@@ -62,6 +62,8 @@ export const RANDOM_MODEL_SPECS: Readonly<Record<Exclude<BenchModelId, 'stories2
   q4_0: { ...SHAPE_110M, tensorType: 'q4_0', seed: MODEL_SEED },
   q4_k_m: { ...SHAPE_110M, tensorType: 'q4_k_m', seed: MODEL_SEED },
   '500m': { ...SHAPE_500M, tensorType: 'q4_0', seed: MODEL_SEED },
+  // the KV-snapshot rows: the 110M shape with a 4k context
+  '110m-4k': { ...SHAPE_110M, contextLength: 4096, tensorType: 'q8_0', seed: MODEL_SEED },
   '1b-q4_k_m': { ...LLAMA_3_2_1B, tensorType: 'q4_k_m', seed: MODEL_SEED },
   '1b-q8_0': { ...LLAMA_3_2_1B, tensorType: 'q8_0', seed: MODEL_SEED },
   'qwen1.5b-q4_k_m': { ...QWEN_2_5_1_5B, tensorType: 'q4_k_m', seed: MODEL_SEED },
@@ -78,6 +80,7 @@ export const MODEL_LABELS: Readonly<Record<BenchModelId, string>> = {
   q4_0: '110M Q4_0',
   q4_k_m: '110M Q4_K_M',
   '500m': '500M Q4_0',
+  '110m-4k': '110M Q8_0, 4k context',
   '1b-q4_k_m': 'Llama-3.2-1B Q4_K_M',
   '1b-q8_0': 'Llama-3.2-1B Q8_0',
   'qwen1.5b-q4_k_m': 'Qwen2.5-1.5B Q4_K_M',

@@ -18,6 +18,7 @@ import { ensurePeers, peerPackageVersion } from './peers-install'
 import type { LimitSamples } from './protocol'
 import { benchmarkNpuPath, renderNpuPath, type NpuRecord } from './npu'
 import { benchmarkNpuSchedule, renderNpuSchedule, type NpuScheduleRecord } from './npu-schedule'
+import { benchmarkKvSnapshots, renderKvSnapshots, type KvSnapshotRecord } from './kv-snapshots'
 import { benchmarkPlacements, type PlacementsRecord } from './placements'
 import { renderPlacementsMarkdown, summarizePlacements } from './placements-report'
 import { combineLimits, modelRows, renderMarkdown } from './report'
@@ -70,6 +71,7 @@ async function main(): Promise<void> {
   if (args.onlyLongContext) return longContextOnly(args)
   if (args.onlyVirtualNpu) return virtualNpuOnly(args)
   if (args.onlyNpuSchedule) return npuScheduleOnly(args)
+  if (args.onlyKvSnapshots) return kvSnapshotsOnly(args)
   const started = new Date()
   const loadAtStart = loadLine()
   log(`models ${args.models.join(', ')}; ${args.reps} rep(s), ${args.probeRounds} probe round(s); placements ${args.placements ? 'on' : 'off'}; load average ${loadAtStart}`)
@@ -247,8 +249,8 @@ async function longContextOnly(args: BenchArgs): Promise<void> {
   await writeResults(resolve(args.outDir ?? join(BENCH_DIR, 'results')), base, { schema: 1, startedAt: started.toISOString(), args, longContext: record }, markdown)
 }
 
-/** One NPU section alone, measured by `measure` and written as <date>-<suffix>.{json,md} with the machine. */
-async function npuSectionOnly<R>(args: BenchArgs, section: { suffix: string; title: string; what: string; key: string; measure: () => Promise<R>; render: (r: R) => string }): Promise<void> {
+/** One section alone, measured by `measure` and written as <date>-<suffix>.{json,md} with the machine. */
+async function sectionOnly<R>(args: BenchArgs, section: { suffix: string; title: string; what: string; key: string; measure: () => Promise<R>; render: (r: R) => string }): Promise<void> {
   const started = new Date()
   const loadAtStart = loadLine()
   log(`${section.what} only; load average ${loadAtStart}`)
@@ -268,13 +270,19 @@ async function npuSectionOnly<R>(args: BenchArgs, section: { suffix: string; tit
 /** `--only virtual-npu`: the NPU-path section alone, written as <date>-virtual-npu.{json,md}. */
 function virtualNpuOnly(args: BenchArgs): Promise<void> {
   const measure = (): Promise<NpuRecord> => benchmarkNpuPath({ modelsDir: MODELS_DIR, reps: args.reps, log })
-  return npuSectionOnly(args, { suffix: 'virtual-npu', title: 'Tandem NPU path', what: 'NPU path', key: 'npuPath', measure, render: renderNpuPath })
+  return sectionOnly(args, { suffix: 'virtual-npu', title: 'Tandem NPU path', what: 'NPU path', key: 'npuPath', measure, render: renderNpuPath })
 }
 
 /** `--only npu-schedule`: the NPU section's scheduling rows alone, written as <date>-npu-schedule.{json,md}. */
 function npuScheduleOnly(args: BenchArgs): Promise<void> {
   const measure = (): Promise<NpuScheduleRecord> => benchmarkNpuSchedule({ modelsDir: MODELS_DIR, reps: args.reps, log })
-  return npuSectionOnly(args, { suffix: 'npu-schedule', title: 'Tandem NPU scheduling', what: 'NPU scheduling rows', key: 'npuSchedule', measure, render: renderNpuSchedule })
+  return sectionOnly(args, { suffix: 'npu-schedule', title: 'Tandem NPU scheduling', what: 'NPU scheduling rows', key: 'npuSchedule', measure, render: renderNpuSchedule })
+}
+
+/** `--only kv-snapshots`: continuing a conversation, restore vs recompute, written as <date>-kv-snapshots.{json,md}. */
+function kvSnapshotsOnly(args: BenchArgs): Promise<void> {
+  const measure = (): Promise<KvSnapshotRecord> => benchmarkKvSnapshots({ modelsDir: MODELS_DIR, reps: args.reps, log })
+  return sectionOnly(args, { suffix: 'kv-snapshots', title: 'Tandem KV snapshots', what: 'KV snapshot rows', key: 'kvSnapshots', measure, render: renderKvSnapshots })
 }
 
 /** Writes <base>.json and <base>.md into `outDir` and prints the markdown. */

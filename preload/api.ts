@@ -127,6 +127,15 @@ export interface Settings {
   /** defaults for new conversations */
   readonly sampling: SamplingSettings
   readonly npuQuantization: NpuQuantizationSetting
+  /** bytes the conversations' KV snapshots may use (least recently used go first); 0 keeps none */
+  readonly kvSnapshotBudgetBytes: number
+}
+
+/** The KV snapshots stored: the space they use, in how many blocks, and the budget. */
+export interface KvSnapshotUsage {
+  readonly bytes: number
+  readonly blocks: number
+  readonly budgetBytes: number
 }
 
 export interface ConversationPatch {
@@ -141,6 +150,7 @@ export interface SettingsPatch {
   readonly theme?: ThemeSetting
   readonly sampling?: SamplingSettings
   readonly npuQuantization?: NpuQuantizationSetting
+  readonly kvSnapshotBudgetBytes?: number
 }
 
 /** How a device is built: CPU, integrated/discrete GPU, NPU, or a software GPU (e.g. Mesa lavapipe). */
@@ -344,6 +354,10 @@ export interface Api {
   settings: {
     get(): Promise<Settings>
     update(patch: SettingsPatch): Promise<Settings>
+    /** the space the KV snapshots use (the budget applies at the next save) */
+    kvSnapshots(): Promise<KvSnapshotUsage>
+    /** removes every KV snapshot and gives the space back to the disk */
+    clearKvSnapshots(): Promise<KvSnapshotUsage>
   }
 }
 
@@ -378,6 +392,8 @@ export const API_METHODS = {
   'chat:stop': 'call',
   'settings:get': 'call',
   'settings:update': 'call',
+  'settings:kvSnapshots': 'call',
+  'settings:clearKvSnapshots': 'call',
   'devices:list': 'call',
   'devices:usage': 'call',
   'devices:placement': 'call',
@@ -397,6 +413,8 @@ export const API_LIMITS = {
   /** one message (characters) */
   maxMessageChars: 1_000_000,
   maxTitleChars: 500,
+  /** largest KV snapshot budget (bytes): 1 TiB */
+  maxKvSnapshotBudgetBytes: 2 ** 40,
   maxSystemPromptChars: 100_000,
   maxSearchChars: 500,
   maxPathChars: 4096,

@@ -14,6 +14,7 @@ import { ApiError, toApiError } from './errors'
 import type { ModelsService } from './models-service'
 import type { SettingsService } from './settings-service'
 import type { UsageSampler } from './usage-sampler'
+import type { KvSnapshots } from './kv-snapshots'
 
 /** The services the handlers are built from. */
 export interface ApiServices {
@@ -26,6 +27,7 @@ export interface ApiServices {
   readonly settings: SettingsService
   readonly devices: DevicesService
   readonly usage: UsageSampler
+  readonly kvSnapshots: KvSnapshots
 }
 
 /** Builds the handler table; each handler receives arguments already validated. */
@@ -50,6 +52,8 @@ export function createApiHandlers(s: ApiServices): ApiHandlers {
     'chat:stop': async ([requestId]) => s.chat.stop(requestId),
     'settings:get': async () => s.settings.get(),
     'settings:update': async ([patch]) => s.settings.update(patch),
+    'settings:kvSnapshots': async () => s.kvSnapshots.usage(),
+    'settings:clearKvSnapshots': async () => s.kvSnapshots.clear(),
     'devices:list': () => s.devices.list(),
     'devices:usage': async ([sinceMs]) => s.usage.samples(sinceMs),
     'devices:placement': () => s.devices.placement(),

@@ -132,6 +132,11 @@ export function npuQuantization(value: unknown, field = 'npuQuantization'): NpuQ
   return { w8a8: o.w8a8, shadowPrunedPercent: numberIn(o.shadowPrunedPercent, `${field}.shadowPrunedPercent`, 0, 100) }
 }
 
+/** A KV snapshot budget in bytes: a whole number from 0 (keep none) to API_LIMITS.maxKvSnapshotBudgetBytes. */
+export function kvSnapshotBudget(value: unknown, field = 'kvSnapshotBudgetBytes'): number {
+  return numberIn(value, field, 0, API_LIMITS.maxKvSnapshotBudgetBytes, true)
+}
+
 /** A `sinceMs` for devices.usage: an epoch time in ms (0 = everything in the window). */
 function sinceMs(value: unknown, field: string): number {
   return readNumber(failInvalid, field, value, 0, Number.MAX_VALUE)
@@ -160,8 +165,9 @@ function conversationPatch(value: unknown, field: string): ConversationPatch {
 }
 
 function settingsPatch(value: unknown, field: string): SettingsPatch {
-  const o = object(value, field, ['defaultModelId', 'theme', 'sampling', 'npuQuantization'])
+  const o = object(value, field, ['defaultModelId', 'theme', 'sampling', 'npuQuantization', 'kvSnapshotBudgetBytes'])
   return {
+    ...(o.kvSnapshotBudgetBytes !== undefined && { kvSnapshotBudgetBytes: kvSnapshotBudget(o.kvSnapshotBudgetBytes, `${field}.kvSnapshotBudgetBytes`) }),
     ...(o.npuQuantization !== undefined && { npuQuantization: npuQuantization(o.npuQuantization, `${field}.npuQuantization`) }),
     ...(o.defaultModelId !== undefined && { defaultModelId: modelIdOrNull(o.defaultModelId, `${field}.defaultModelId`) }),
     ...(o.theme !== undefined && { theme: theme(o.theme, `${field}.theme`) }),
@@ -222,6 +228,8 @@ export const API_VALIDATORS: ApiValidators = {
   'chat:stop': (args) => [id(argList(args, 1)[0], 'requestId')],
   'settings:get': none,
   'settings:update': (args) => [settingsPatch(argList(args, 1)[0], 'patch')],
+  'settings:kvSnapshots': none,
+  'settings:clearKvSnapshots': none,
   'devices:list': none,
   'devices:usage': (args) => [sinceMs(argList(args, 1)[0], 'sinceMs')],
   'devices:placement': none,

@@ -18,7 +18,7 @@ import { ModelsService } from './models-service'
 import { findSourceRoot, resolveAppPaths, type AppPaths, type AppPathsOptions } from './paths'
 import { SettingsService } from './settings-service'
 import { UsageSampler } from './usage-sampler'
-import { DEFAULT_KV_BUDGET_BYTES, KvSnapshots } from './kv-snapshots'
+import { KvSnapshots } from './kv-snapshots'
 import { isRecord } from '../common/reader'
 
 /** Options for createApp. */
@@ -93,6 +93,7 @@ export function createApp(options: AppOptions = {}): App {
     const devices = new DevicesService({ settings, models, profiles: new AutoProfiles(store, { threads: options.threads }), providers: options.providers })
     // reads `chat` only once started (below), after chat exists
     const usage = new UsageSampler({ read: () => chat.usageReading(), deviceIds: () => devices.readyDeviceIds(), monotonicMs: options.monotonicMs })
+    const kvSnapshots = new KvSnapshots(store.kvBlocks, { budgetBytes: () => settings.kvSnapshotBudgetBytes(), log: (line) => process.stderr.write(`tandem: ${line}\n`) })
     const chat = new ChatService({
       store,
       conversations,
@@ -103,10 +104,10 @@ export function createApp(options: AppOptions = {}): App {
       onGenerationStart: () => usage.poke(),
       monotonicMs: options.monotonicMs,
       pace: options.pace,
-      kvSnapshots: new KvSnapshots(store.kvBlocks, { budgetBytes: () => DEFAULT_KV_BUDGET_BYTES, log: (line) => process.stderr.write(`tandem: ${line}\n`) })
+      kvSnapshots
     })
     usage.start()
-    const handlers = createApiHandlers({ appVersion: options.appVersion ?? sourceVersion(), notices: store.notices, models, conversations, chat, settings, devices, usage })
+    const handlers = createApiHandlers({ appVersion: options.appVersion ?? sourceVersion(), notices: store.notices, models, conversations, chat, settings, devices, usage, kvSnapshots })
     let disposed: Promise<void> | null = null
     return {
       paths,

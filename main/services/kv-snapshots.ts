@@ -11,11 +11,10 @@
  */
 import { GRAPH_COMPILER_VERSION, kvBytesPerToken, kvLayoutOf, type KvFormat, type TextModel } from '../engine'
 import { kvBlockKey, kvRootKey, type KvBlockStore } from '../store'
+import type { KvSnapshotUsage } from '../../preload/api'
 
 /** Positions per snapshot block: small enough that an edit keeps most of a long history, large enough to keep rows few. */
 export const KV_BLOCK_TOKENS = 128
-/** Default budget of stored snapshot bytes; the least recently used blocks go beyond it. */
-export const DEFAULT_KV_BUDGET_BYTES = 2 * 1024 ** 3
 /**
  * How values are stored. float16 halves the bytes; restored and recomputed greedy continuations were the same on
  * the shared models (test/services/kv-snapshots.test.ts), as llama.cpp's default f16 KV cache suggests.
@@ -58,11 +57,26 @@ export class KvSnapshots {
     }
   }
 
+  /** The space the snapshots use, and the budget. */
+  usage(): KvSnapshotUsage {
+    return { ...this.blocks.usage(), budgetBytes: this.options.budgetBytes() }
+  }
+
+  /** Removes every snapshot and gives the space back to the disk. */
+  clear(): KvSnapshotUsage {
+    this.blocks.clear()
+    return this.usage()
+  }
+
   /** Saves what `model`'s cache holds, between generations; resolves once the new blocks are stored. */
   save(model: TextModel): Promise<void> {
     return model.withCache(async (cached) => {
       const root = this.rootOf(model)
       if (root === null || cached.length === 0) return
+      if (this.options.budgetBytes() === 0) {
+        this.blocks.evictTo(0)
+        return
+      }
       let parent = root
       for (let at = 0; at < cached.length; at += KV_BLOCK_TOKENS) {
         const part = cached.slice(at, at + KV_BLOCK_TOKENS)

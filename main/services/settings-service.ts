@@ -6,7 +6,7 @@ import { resolve } from 'node:path'
 import { API_LIMITS, type NpuQuantizationSetting, type PlacementSetting, type SamplingSettings, type Settings, type SettingsPatch, type ThemeSetting } from '../../preload/api'
 import { DEFAULT_SHADOW_PRUNED_PERCENT } from '../engine'
 import type { SettingsStore } from '../store'
-import { npuQuantization, path, providerName, providerOptions, samplingSettings, theme } from './api-validate'
+import { kvSnapshotBudget, npuQuantization, path, providerName, providerOptions, samplingSettings, theme } from './api-validate'
 import { invalid } from './errors'
 import { DEFAULT_PLACEMENT_SETTING, placementSetting } from './placement-setting'
 
@@ -24,8 +24,12 @@ const KEYS = {
   sampling: 'sampling',
   placement: 'placement',
   providerLibraries: 'providerLibraries',
-  npuQuantization: 'npuQuantization'
+  npuQuantization: 'npuQuantization',
+  kvSnapshotBudgetBytes: 'kvSnapshotBudgetBytes'
 } as const
+
+/** KV snapshots may use 2 GiB until the user says otherwise. */
+export const DEFAULT_KV_SNAPSHOT_BUDGET_BYTES = 2 * 1024 ** 3
 
 /** A provider library as stored: registration name, file, and the options its sessions get. */
 export interface StoredProviderLibrary {
@@ -66,7 +70,8 @@ export class SettingsService {
       defaultModelId: this.store.getOr(KEYS.defaultModelId, modelIdOrNull, null),
       theme: this.store.getOr<ThemeSetting>(KEYS.theme, (v) => theme(v), 'system'),
       sampling: this.sampling(),
-      npuQuantization: this.npuQuantization()
+      npuQuantization: this.npuQuantization(),
+      kvSnapshotBudgetBytes: this.kvSnapshotBudgetBytes()
     }
   }
 
@@ -76,7 +81,13 @@ export class SettingsService {
     if (patch.theme !== undefined) this.store.set(KEYS.theme, patch.theme, (v) => theme(v))
     if (patch.sampling !== undefined) this.store.set(KEYS.sampling, patch.sampling, (v) => samplingSettings(v))
     if (patch.npuQuantization !== undefined) this.store.set(KEYS.npuQuantization, patch.npuQuantization, (v) => npuQuantization(v))
+    if (patch.kvSnapshotBudgetBytes !== undefined) this.store.set(KEYS.kvSnapshotBudgetBytes, patch.kvSnapshotBudgetBytes, (v) => kvSnapshotBudget(v))
     return this.get()
+  }
+
+  /** Bytes the KV snapshots may use (default 2 GiB). */
+  kvSnapshotBudgetBytes(): number {
+    return this.store.getOr(KEYS.kvSnapshotBudgetBytes, (v) => kvSnapshotBudget(v), DEFAULT_KV_SNAPSHOT_BUDGET_BYTES)
   }
 
   /** How the layer matmuls run for integer NPUs (default: float, W8A8 off). */

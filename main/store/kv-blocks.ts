@@ -16,6 +16,7 @@
 import { createHash } from 'node:crypto'
 import type { Db, Stmt } from './database'
 import { RowReader } from './rows'
+import { isRecord } from '../common/reader'
 import type { StoreOptions } from './types'
 
 /** Most tokens in one block (a block is one row: its data stays well below SQLite's 1 GB BLOB limit). */
@@ -81,6 +82,7 @@ export class KvBlockStore {
   private readonly childrenStmt: Stmt
   private readonly dataStmt: Stmt
   private readonly putStmt: Stmt
+  private readonly putDataStmt: Stmt
   private readonly touchStmt: Stmt
   private readonly deleteTreeStmt: Stmt
   private readonly usedStmt: Stmt
@@ -94,12 +96,13 @@ export class KvBlockStore {
   ) {
     this.now = options.now ?? Date.now
     this.childrenStmt = db.prepare('SELECT key, start, token_count, token_ids FROM kv_blocks WHERE parent = ? ORDER BY token_count DESC')
-    this.dataStmt = db.prepare('SELECT key, data, checksum, bytes FROM kv_blocks WHERE key = ?')
+    this.dataStmt = db.prepare('SELECT b.key, d.data, b.checksum, b.bytes FROM kv_blocks b LEFT JOIN kv_block_data d ON d.block_n = b.n WHERE b.key = ?')
     this.putStmt = db.prepare(
-      `INSERT INTO kv_blocks (key, parent, start, token_count, token_ids, data, checksum, bytes, created_at, last_used_at)
-       VALUES (@key, @parent, @start, @tokenCount, @tokenIds, @data, @checksum, @bytes, @now, @now)
-       ON CONFLICT (key) DO UPDATE SET last_used_at = excluded.last_used_at`
+      `INSERT INTO kv_blocks (key, parent, start, token_count, token_ids, checksum, bytes, created_at, last_used_at)
+       VALUES (@key, @parent, @start, @tokenCount, @tokenIds, @checksum, @bytes, @now, @now)
+       ON CONFLICT (key) DO NOTHING`
     )
+    this.putDataStmt = db.prepare('INSERT INTO kv_block_data (block_n, data) VALUES (?, ?)')
     this.touchStmt = db.prepare('UPDATE kv_blocks SET last_used_at = ? WHERE key = ?')
     this.deleteTreeStmt = db.prepare(
       `WITH RECURSIVE tree(key) AS (SELECT ? UNION ALL SELECT b.key FROM kv_blocks b JOIN tree ON b.parent = tree.key)
@@ -125,7 +128,14 @@ export class KvBlockStore {
     if (!Number.isInteger(start) || start < 0) throw new RangeError(`a KV block's start must be a non-negative integer, got ${start}`)
     if (data.byteLength === 0 || data.byteLength > MAX_KV_BLOCK_BYTES) throw new RangeError(`a KV block's data must be 1..${MAX_KV_BLOCK_BYTES} bytes, got ${data.byteLength}`)
     const key = kvBlockKey(parent, tokens)
-    this.putStmt.run({ key, parent, start, tokenCount: tokens.length, tokenIds: tokenBytes(tokens), data, checksum: sha256(data), bytes: data.byteLength, now: this.now() })
+    const now = this.now()
+    const checksum = sha256(data)
+    // one transaction: a block is stored with its data or not at all
+    this.db.transaction(() => {
+      const r = this.putStmt.run({ key, parent, start, tokenCount: tokens.length, tokenIds: tokenBytes(tokens), checksum, bytes: data.byteLength, now })
+      if (r.changes === 1) this.putDataStmt.run(r.lastInsertRowid, data)
+      else this.touchStmt.run(now, key)
+    })()
     return key
   }
 
@@ -210,6 +220,7 @@ export class KvBlockStore {
     const raw = this.dataStmt.get(key)
     if (raw === undefined) return 'gone'
     const row = new RowReader('kv_blocks', raw, 'key')
+    if (isRecord(raw) && raw.data === null) return 'its data is missing'
     // a STRICT BLOB column can hold only blobs, but substr() or a damaged page can shorten one
     const data = row.blob('data')
     const bytes = row.int('bytes')

@@ -153,7 +153,9 @@ DROP TABLE message_chunks;
 /**
  * v4: KV-cache snapshots as a trie of blocks (kv-blocks.ts). `parent` is the key of the block this one continues,
  * or the root key of a model fingerprint; no foreign key, because roots are not rows, and removing a block removes
- * its descendants explicitly (a recursive delete). Data, token ids and checksum are checked on every read.
+ * its descendants explicitly (a recursive delete). The data lives in a table of its own: SQLite rewrites a whole
+ * record on UPDATE, overflow pages and all, and marking a 5 MB block used must not rewrite 5 MB. Data, token ids and
+ * checksum are checked on every read.
  */
 const V4_SQL = `
 CREATE TABLE kv_blocks (
@@ -163,7 +165,6 @@ CREATE TABLE kv_blocks (
   start INTEGER NOT NULL CHECK (start >= 0),
   token_count INTEGER NOT NULL CHECK (token_count > 0),
   token_ids BLOB NOT NULL,
-  data BLOB NOT NULL,
   checksum TEXT NOT NULL,
   bytes INTEGER NOT NULL,
   created_at INTEGER NOT NULL,
@@ -171,6 +172,10 @@ CREATE TABLE kv_blocks (
 ) STRICT;
 CREATE INDEX kv_blocks_parent ON kv_blocks (parent, token_count);
 CREATE INDEX kv_blocks_lru ON kv_blocks (last_used_at, n);
+CREATE TABLE kv_block_data (
+  block_n INTEGER PRIMARY KEY REFERENCES kv_blocks (n) ON DELETE CASCADE,
+  data BLOB NOT NULL
+) STRICT;
 `
 
 /** Every schema step, in order; versions are 1, 2, 3, ... with no gaps. */

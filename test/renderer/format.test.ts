@@ -1,7 +1,7 @@
 /** @file The stats line and its detail (pure renderer code): device names as the app reports them, and per-device busy time. */
 import { describe, expect, it } from 'vitest'
 import type { MessageStats } from '../../preload/api'
-import { formatBytes, formatDeviceBusy, formatDevices, formatLoadProgress, formatStatsDetail, formatStatsLine } from '../../renderer/src/lib/format'
+import { formatBytes, formatDeviceBusy, formatDevices, formatLoadProgress, formatResumed, formatStatsDetail, formatStatsLine } from '../../renderer/src/lib/format'
 
 const stats: MessageStats = {
   ttftMs: 42,
@@ -30,6 +30,16 @@ describe('stats formatting', () => {
     ]
     expect(formatDeviceBusy(busy)).toBe('CPU (2 cores) 120 ms, Software GPU (lavapipe) 1.5 s')
     expect(formatStatsDetail({ ...stats, deviceBusy: busy })).toMatch(/, busy: CPU \(2 cores\) 120 ms, Software GPU \(lavapipe\) 1\.5 s$/)
+  })
+
+  it('says how much of the prompt a KV snapshot brought back, and nothing when none did', () => {
+    const resumed = { ...stats, promptTokens: 2010, reusedTokens: 1980, restoredTokens: 1900 }
+    expect(formatResumed(resumed)).toBe('resumed 1,980 of 2,010 tokens')
+    expect(formatStatsLine(resumed)).toBe('TTFT 42 ms · 55.5 tok/s · CPU (2 cores) + Software GPU (lavapipe) · resumed 1,980 of 2,010 tokens')
+    expect(formatStatsDetail(resumed)).toMatch(/, resumed 1,980 of 2,010 tokens$/)
+    // from the live cache only (the same session): not a resume
+    expect(formatResumed({ ...stats, reusedTokens: 5, restoredTokens: 0 })).toBeNull()
+    expect(formatResumed(stats)).toBeNull()
   })
 })
 

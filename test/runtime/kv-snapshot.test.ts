@@ -2,12 +2,13 @@
  * @file KV rows out of a model worker and into another: stories260K prefilled in one worker, its cache read as
  * snapshot bytes and written into a fresh worker, continues with the same logits as the worker that computed them
  * (float32 bytes: identical; float16: within half precision) — the single CPU session's cache as the device
- * workers' could not be; the codec round-trips and refuses a wrong length.
+ * workers' could not be; a cache's snapshot bytes round-trip and a wrong length is refused.
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { loadModel } from '../../main/engine/model'
 import { openModelWorker, type ModelWorkerClient } from '../../main/engine/runtime'
-import { decodeKvRows, encodeKvRows, kvBytesPerToken } from '../../main/engine/runtime/kv-snapshot'
+import { kvBytesPerToken } from '../../main/engine/runtime/kv-snapshot'
+import { KvCache } from '../../main/engine/runtime/session/kv-cache'
 import { PUBLISHED_STORIES260K_IDS } from '../helpers/published'
 import { sharedModel, tempDir } from '../helpers/paths'
 
@@ -59,14 +60,39 @@ describe('KV snapshots through the model worker', () => {
     }
   }, 120_000)
 
-  it('the codec round-trips float32 exactly and refuses a wrong length', () => {
-    const layout = { nLayers: 2, rowValues: 3 }
-    const rows = { keys: [Float32Array.of(1, 2, 3, 4, 5, 6), Float32Array.of(-1, 0.5, 7, 8, 9, 10)], values: [Float32Array.of(0.1, 0.2, 0.3, 0.4, 0.5, 0.6), Float32Array.of(6, 5, 4, 3, 2, 1)] }
-    const bytes = encodeKvRows(rows, 2, layout, 'f32')
-    expect(bytes.byteLength).toBe(2 * kvBytesPerToken(layout, 'f32'))
-    expect(decodeKvRows(bytes, 2, layout, 'f32')).toEqual(rows)
-    const half = decodeKvRows(encodeKvRows(rows, 2, layout, 'f16'), 2, layout, 'f16')
-    expect(Array.from(half.keys[1])).toEqual([-1, 0.5, 7, 8, 9, 10])
-    expect(() => decodeKvRows(bytes.subarray(1), 2, layout, 'f32')).toThrow(/needs 96 bytes, got 95/)
+  it('a cache reads its positions as snapshot bytes and another takes them back: float32 exactly, float16 to half precision', () => {
+    const shape = { nLayers: 2, nKvHeads: 2, headDim: 4, maxLen: 64 }
+    const rng = (i: number): number => Math.sin(i * 12.9898) * 43.758
+    const source = new KvCache(shape)
+    const count = 40
+    source.reserve(count)
+    for (let l = 0; l < shape.nLayers; l++) {
+      const k = Float32Array.from({ length: count * 8 }, (_, i) => rng(i + l * 1000))
+      const v = Float32Array.from({ length: count * 8 }, (_, i) => rng(i + l * 1000 + 500))
+      source.write(l, k, v, count)
+    }
+    source.commit(count)
+    const exact = source.readSnapshot(10, 20, 'f32')
+    expect(exact.byteLength).toBe(20 * kvBytesPerToken({ nLayers: 2, rowValues: 8 }, 'f32'))
+    const target = new KvCache(shape)
+    // positions 0..10 from elsewhere, then the snapshot of 10..30
+    target.reserve(30)
+    target.writeSnapshot(source.readSnapshot(0, 10, 'f32'), 10, 'f32')
+    target.writeSnapshot(exact, 20, 'f32')
+    for (let l = 0; l < 2; l++) for (let p = 0; p < 30; p++) expect(target.row(l, p)).toEqual(source.row(l, p))
+    const half = new KvCache(shape)
+    half.reserve(count)
+    half.writeSnapshot(source.readSnapshot(0, count, 'f16'), count, 'f16')
+    const a = source.row(1, 33)
+    const b = half.row(1, 33)
+    for (let i = 0; i < 8; i++) expect(Math.abs(a.keys[i] - b.keys[i])).toBeLessThanOrEqual(Math.abs(a.keys[i]) / 1024)
+    // unaligned bytes are read too; a wrong length is refused
+    const shifted = new Uint8Array(exact.byteLength + 1)
+    shifted.set(exact, 1)
+    const again = new KvCache(shape)
+    again.reserve(20)
+    again.writeSnapshot(shifted.subarray(1), 20, 'f32')
+    expect(again.row(0, 5)).toEqual(source.row(0, 15))
+    expect(() => again.writeSnapshot(exact.subarray(1), 20, 'f32')).toThrow(/needs 2560 bytes, got 2559/)
   })
 })

@@ -50,6 +50,8 @@ describe('validation', () => {
     ['settings:update', [{ npuQuantization: { w8a8: 'yes', shadowPrunedPercent: 85 } }], /patch.npuQuantization.w8a8 must be true or false/],
     ['settings:update', [{ npuQuantization: { w8a8: true, shadowPrunedPercent: 101 } }], /shadowPrunedPercent: 101 is out of range \[0, 100\]/],
     ['settings:update', [{ npuQuantization: { w8a8: true } }], /missing field "shadowPrunedPercent"|shadowPrunedPercent/],
+    ['settings:update', [{ kvSnapshotBudgetBytes: -1 }], /kvSnapshotBudgetBytes: -1 is out of range/],
+    ['settings:update', [{ kvSnapshotBudgetBytes: 1.5 }], /kvSnapshotBudgetBytes: expected an integer/],
     ['models:list', ['extra'], /arguments: expected 0 entries, got 1/]
   ]
   it.each(BAD)('%s %j is a ValidationError', async (channel, args, message) => {
@@ -114,7 +116,7 @@ describe('conversations', () => {
 describe('settings', () => {
   it('has defaults, applies validated patches, and keeps them', async () => {
     const s = await f.ok<Settings>('settings:get')
-    expect(s).toEqual({ modelFolders: [], defaultModelId: null, theme: 'system', sampling: { temperature: 0.7, topP: 0.95, maxTokens: 256 }, npuQuantization: { w8a8: false, shadowPrunedPercent: 85 } })
+    expect(s).toEqual({ modelFolders: [], defaultModelId: null, theme: 'system', sampling: { temperature: 0.7, topP: 0.95, maxTokens: 256 }, npuQuantization: { w8a8: false, shadowPrunedPercent: 85 }, kvSnapshotBudgetBytes: 2 * 1024 ** 3 })
     const next = await f.ok<Settings>('settings:update', { theme: 'dark', defaultModelId: CHAT_MODEL(), sampling: { temperature: 1.2, topP: 0.9, maxTokens: 64 } })
     expect(next).toMatchObject({ theme: 'dark', defaultModelId: CHAT_MODEL(), sampling: { temperature: 1.2, topP: 0.9, maxTokens: 64 } })
     // new conversations take the new defaults
@@ -123,6 +125,11 @@ describe('settings', () => {
     expect((await f.ok<Settings>('settings:update', { npuQuantization: { w8a8: true, shadowPrunedPercent: 50 } })).npuQuantization).toEqual({ w8a8: true, shadowPrunedPercent: 50 })
     expect((await f.ok<Settings>('settings:get')).npuQuantization).toEqual({ w8a8: true, shadowPrunedPercent: 50 })
     await f.ok('settings:update', { npuQuantization: { w8a8: false, shadowPrunedPercent: 85 } })
+    // the KV snapshot budget, the space used and clearing
+    expect(await f.ok('settings:kvSnapshots')).toEqual({ bytes: 0, blocks: 0, budgetBytes: 2 * 1024 ** 3 })
+    expect((await f.ok<Settings>('settings:update', { kvSnapshotBudgetBytes: 0 })).kvSnapshotBudgetBytes).toBe(0)
+    expect(await f.ok('settings:clearKvSnapshots')).toEqual({ bytes: 0, blocks: 0, budgetBytes: 0 })
+    await f.ok('settings:update', { kvSnapshotBudgetBytes: 2 * 1024 ** 3 })
   })
 
   it('reports the app version', async () => {

@@ -69,7 +69,7 @@ describe('KV snapshots', () => {
       expect(afterEdit.stats.restoredTokens).toBe(KV_BLOCK_TOKENS)
 
       // zeroed bytes in the second block: logged, removed, computed — the same reply as a recompute
-      expect(store.db.prepare('UPDATE kv_blocks SET data = zeroblob(length(data)) WHERE start = ?').run(KV_BLOCK_TOKENS).changes).toBe(1)
+      expect(store.db.prepare('UPDATE kv_block_data SET data = zeroblob(length(data)) WHERE block_n IN (SELECT n FROM kv_blocks WHERE start = ?)').run(KV_BLOCK_TOKENS).changes).toBe(1)
       const damaged = await greedy(model, next, snapshots)
       expect(log.some((l) => /checksum mismatch; computing those positions instead/.test(l))).toBe(true)
       expect(damaged.stats.restoredTokens).toBe(0)

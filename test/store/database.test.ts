@@ -47,7 +47,7 @@ describe('openDatabase', () => {
       expect(db.pragma('synchronous', { simple: true })).toBe(1) // NORMAL
       expect(db.pragma('busy_timeout', { simple: true })).toBe(5000)
       const names = schemaNames(db)
-      for (const t of ['conversations', 'messages', 'settings', 'messages_fts', 'conversations_fts', 'messages_searchable', 'device_profiles', 'kv_blocks']) {
+      for (const t of ['conversations', 'messages', 'settings', 'messages_fts', 'conversations_fts', 'messages_searchable', 'device_profiles', 'kv_blocks', 'kv_block_data']) {
         expect(names).toContain(t)
       }
       // v3 dropped it: streamed text lives in messages.content only

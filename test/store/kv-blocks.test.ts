@@ -99,14 +99,14 @@ describe('KV blocks', () => {
     const tokens = seq(64)
     const keys = save(store, root, tokens, 16)
     // flip one byte of block 2
-    store.db.prepare('UPDATE kv_blocks SET data = ? WHERE key = ?').run(Buffer.from(kv(32, 16).map((b, i) => (i === 5 ? b ^ 1 : b))), keys[2])
+    store.db.prepare('UPDATE kv_block_data SET data = ? WHERE block_n = (SELECT n FROM kv_blocks WHERE key = ?)').run(Buffer.from(kv(32, 16).map((b, i) => (i === 5 ? b ^ 1 : b))), keys[2])
     let m = store.kvBlocks.match(root, tokens, BPT)
     expect(m.tokens).toBe(32)
     expect(m.problems).toEqual(['KV block at tokens 32..48: checksum mismatch'])
     // block 2 and its descendant are gone; the intact prefix stays
     expect(store.kvBlocks.usage().blocks).toBe(2)
     save(store, root, tokens, 16)
-    store.db.prepare('UPDATE kv_blocks SET data = substr(data, 1, 40) WHERE key = ?').run(keys[1])
+    store.db.prepare('UPDATE kv_block_data SET data = substr(data, 1, 40) WHERE block_n = (SELECT n FROM kv_blocks WHERE key = ?)').run(keys[1])
     m = store.kvBlocks.match(root, tokens, BPT)
     expect(m.tokens).toBe(16)
     expect(m.problems[0]).toMatch(/tokens 16\.\.32: truncated: 40 of 128 bytes/)

@@ -28,7 +28,7 @@ export type { DecodeOptions, EncodeOptions, GgufVocab, Tokenizer } from './token
 export { createDetokenizer, type Detokenizer } from './tokenizer/incremental'
 export { ChatTemplateError, renderChatTemplate, type ChatMessage, type ChatTemplateOptions } from './chat-template'
 export { ropeInvFreq, ropePair } from './rope'
-export { dequantizeRows, f16ToF32, f32ToF16, sliceRows, tensorByteLength, tensorRowBytes, tensorRows, tensorToFloat32 } from './tensor'
+export { dequantizeRows, f16ToF32, f16ToF32BitsTable, f32ToF16, sliceRows, tensorByteLength, tensorRowBytes, tensorRows, tensorToFloat32 } from './tensor'
 export { createReferenceState, referenceForward, type Int8Rounding, type LinearOverride, type ReferenceOptions, type ReferenceState } from './reference'
 export {
   calibrate,

@@ -44,6 +44,11 @@ function buildF16Table(): Uint32Array {
   return table
 }
 
+/** The float32 bit pattern of every IEEE half bit pattern (read only): bulk conversions index it directly. */
+export function f16ToF32BitsTable(): Readonly<Uint32Array> {
+  return F16_TO_F32_BITS
+}
+
 /** IEEE half (as its 16-bit pattern) -> number; exact. */
 export function f16ToF32(bits: number): number {
   scratchU32[0] = F16_TO_F32_BITS[bits & 0xffff]

@@ -4,7 +4,7 @@
  * single-session engine runs the chunks one after another; the device-workers engine pipelines them, but
  * both cut the same way from the same chunk length (the placement's prefillChunkTokens).
  */
-import type { KvRows } from './kv-snapshot'
+import type { KvFormat } from './kv-snapshot'
 import { ContextOverflowError, ForwardCancelledError } from './errors'
 
 /** A model engine running on the calling thread (the model worker drives one). */
@@ -25,15 +25,15 @@ export interface ForwardEngine {
   /** Rewinds the cache to `pos` positions. */
   truncate(pos: number): void
   /**
-   * The KV rows of cached positions [start, start + count) for a snapshot, or null when this engine keeps its cache
-   * where it cannot hand it out (the device workers' caches live in their threads).
+   * Cached positions [start, start + count) as snapshot bytes in `format` (kv-snapshot.ts), or null when this engine
+   * keeps its cache where it cannot hand it out (the device workers' caches live in their threads).
    */
-  readKv(start: number, count: number): KvRows | null
+  readKv(start: number, count: number, format: KvFormat): Uint8Array | null
   /**
-   * Puts `count` positions of snapshot rows at positions start.. (the cache is rewound to `start` first, which must
-   * be ≤ cacheLength); false when this engine cannot take them (the caller computes those positions instead).
+   * Puts `count` positions of snapshot bytes at positions start.. (the cache is rewound to `start` first, which must be
+   * ≤ cacheLength); false when this engine cannot take them (the caller computes those positions instead).
    */
-  writeKv(start: number, rows: KvRows, count: number): boolean
+  writeKv(start: number, count: number, format: KvFormat, bytes: Uint8Array): boolean
   dispose(): Promise<void>
 }
 

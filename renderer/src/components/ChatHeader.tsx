@@ -21,6 +21,8 @@ interface ChatHeaderProps {
   readonly onModelChange: (modelId: string) => void
   readonly onOpenChatSettings: () => void
   readonly onNewChat: () => void
+  /** the last reply's "resumed N of M tokens" when a KV snapshot brought its history back, else null */
+  readonly resumed: string | null
   /** the live device activity panel is showing */
   readonly activityOpen: boolean
   readonly onToggleActivity: () => void
@@ -67,6 +69,11 @@ export function ChatHeader(props: ChatHeaderProps): JSX.Element {
       <button type="button" className="icon-button header-new-chat" aria-label="New chat" title="New chat" onClick={props.onNewChat}>
         <Icon name="plus" />
       </button>
+      {props.resumed !== null && (
+        <span className="badge" title="The last reply continued from the conversation's saved memory instead of reading its history again">
+          Resumed from snapshot: {props.resumed}
+        </span>
+      )}
       <div className="chat-header-tools">
         <ModelPicker id="header-model" models={props.models} value={props.modelId} onChange={props.onModelChange} />
         <button type="button" className="icon-button" aria-label="Chat settings" title="System prompt and sampling" onClick={props.onOpenChatSettings}>

@@ -5,6 +5,7 @@
 import type { JSX, ReactNode, RefObject } from 'react'
 import type { ModelEntry } from '../../../preload/api'
 import type { UiError } from '../lib/errors'
+import { formatResumed } from '../lib/format'
 import type { ChatState } from '../state/use-chat'
 import { ChatHeader } from './ChatHeader'
 import { Composer, type ComposerHandle } from './Composer'
@@ -79,6 +80,7 @@ export function ChatPane({ conversation, models, panels, actions, composerRef }:
         onModelChange={actions.onModelChange}
         onOpenChatSettings={actions.onOpenChatSettings}
         onNewChat={actions.onNewChat}
+        resumed={lastMessage?.role === 'assistant' && lastMessage.stats !== null ? formatResumed(lastMessage.stats) : null}
         activityOpen={panels.activityOpen}
         onToggleActivity={actions.onToggleActivity}
       />

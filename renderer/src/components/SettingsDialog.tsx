@@ -13,6 +13,7 @@ import { DevicesSettings } from './DevicesSettings'
 import { FormError } from './FormError'
 import { Icon } from './icons'
 import { InlineTextInput } from './InlineTextInput'
+import { KvSnapshotSettings } from './KvSnapshotSettings'
 import { Modal } from './Modal'
 import { modelLabel, ModelPicker } from './ModelPicker'
 import { parseDraft, SamplingFields, toDraft } from './SamplingFields'
@@ -211,6 +212,7 @@ function GeneralSettings({ state }: { state: SettingsState }): JSX.Element {
       <FoldersSection state={state} />
       <ModelsSection state={state} />
       <SamplingSection state={state} />
+      <KvSnapshotSettings state={state} />
     </>
   )
 }

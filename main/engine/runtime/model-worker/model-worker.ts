@@ -20,7 +20,6 @@ import { openCachedGraph, verifyCachedGraph, type CompileInfo, type GraphVerific
 import { SingleSessionEngine } from '../session/single-session-engine'
 import { UsageBoard } from '../usage'
 import { loadW8A8 } from '../w8a8-setup'
-import { decodeKvRows, encodeKvRows, kvLayoutOf } from '../kv-snapshot'
 import { parseWorkerInit, parseWorkerRequest, requestIdOf, toWireError, type WorkerInit, type WorkerRequest, type WorkerResponse } from './protocol'
 
 const port = parentPort
@@ -105,7 +104,7 @@ async function start(init: WorkerInit): Promise<ForwardEngine> {
   return engine
 }
 
-async function handle(engine: ForwardEngine, request: WorkerRequest, cancel: Int32Array, init: WorkerInit): Promise<boolean> {
+async function handle(engine: ForwardEngine, request: WorkerRequest, cancel: Int32Array): Promise<boolean> {
   switch (request.type) {
     case 'forward': {
       // the client writes a forward's id into the cancel word to stop it between prefill chunks
@@ -120,20 +119,17 @@ async function handle(engine: ForwardEngine, request: WorkerRequest, cancel: Int
       post({ type: 'done', id: request.id })
       return true
     case 'kv-read': {
-      const rows = engine.readKv(request.start, request.count)
-      if (rows === null) throw new Error('this placement keeps its KV cache in its device workers: no snapshot')
-      const data = encodeKvRows(rows, request.count, kvLayoutOf(init.config), request.format)
+      const data = engine.readKv(request.start, request.count, request.format)
+      if (data === null) throw new Error('this placement keeps its KV cache in its device workers: no snapshot')
       const buffer = data.buffer
       if (!(buffer instanceof ArrayBuffer)) throw new Error('KV bytes are not in a transferable buffer')
       post({ type: 'kv', id: request.id, data }, [buffer])
       return true
     }
-    case 'kv-write': {
-      const rows = decodeKvRows(request.data, request.count, kvLayoutOf(init.config), request.format)
-      if (!engine.writeKv(request.start, rows, request.count)) throw new Error('this placement keeps its KV cache in its device workers: it cannot take a snapshot')
+    case 'kv-write':
+      if (!engine.writeKv(request.start, request.count, request.format, request.data)) throw new Error('this placement keeps its KV cache in its device workers: it cannot take a snapshot')
       post({ type: 'done', id: request.id })
       return true
-    }
     case 'dispose':
       await engine.dispose()
       post({ type: 'done', id: request.id })
@@ -142,8 +138,8 @@ async function handle(engine: ForwardEngine, request: WorkerRequest, cancel: Int
 }
 
 const starting = Promise.resolve().then(() => parseWorkerInit(workerData))
-starting.then(async (init) => ({ engine: await start(init), cancel: new Int32Array(init.cancel), init })).then(
-  ({ engine, cancel, init }) => {
+starting.then(async (init) => ({ engine: await start(init), cancel: new Int32Array(init.cancel) })).then(
+  ({ engine, cancel }) => {
     // requests run strictly in arrival order; a failed one reports its error and the queue continues
     let queue = Promise.resolve(true)
     port.on('message', (raw: unknown) => {
@@ -158,7 +154,7 @@ starting.then(async (init) => ({ engine: await start(init), cancel: new Int32Arr
           return true
         }
         try {
-          const keepGoing = await handle(engine, request, cancel, init)
+          const keepGoing = await handle(engine, request, cancel)
           if (!keepGoing) port.close()
           return keepGoing
         } catch (err) {

@@ -8,6 +8,8 @@
  * token — instead of being allocated at the context length up front.
  */
 
+import { kvBytesPerToken, kvReader, kvWriter, type KvFormat } from '../kv-snapshot'
+
 /** Cache geometry. */
 export interface KvCacheShape {
   readonly nLayers: number
@@ -141,33 +143,72 @@ export class KvCache {
     this.validLength = pos
   }
 
-  /**
-   * Copies positions [start, start + count) of every layer out position-major: per layer keys and values
-   * [count, nKvHeads·headDim], the form `write` takes back (a KV snapshot).
-   */
-  readRows(start: number, count: number): { keys: Float32Array[]; values: Float32Array[] } {
-    if (!Number.isInteger(start) || !Number.isInteger(count) || start < 0 || count < 0 || start + count > this.validLength) {
+  /** Positions [start, start + count) of every layer as snapshot bytes (kv-snapshot.ts layout). */
+  readSnapshot(start: number, count: number, format: KvFormat): Uint8Array {
+    if (!Number.isInteger(start) || !Number.isInteger(count) || start < 0 || count < 1 || start + count > this.validLength) {
       throw new RangeError(`positions ${start}..${start + count} are not all cached (length ${this.validLength})`)
     }
     const { nKvHeads, headDim, nLayers } = this.shape
-    const keys: Float32Array[] = []
-    const values: Float32Array[] = []
+    const rv = this.rowValues
+    const out = kvWriter(2 * nLayers * count * rv, format)
+    let at = 0
     for (let l = 0; l < nLayers; l++) {
-      const k = new Float32Array(count * this.rowValues)
-      const v = new Float32Array(count * this.rowValues)
       const kb = this.keyBuffers[l]
       const vb = this.valueBuffers[l]
       for (let h = 0; h < nKvHeads; h++) {
-        for (let s = 0; s < count; s++) v.set(vb.subarray((h * this.cap + start + s) * headDim, (h * this.cap + start + s + 1) * headDim), s * this.rowValues + h * headDim)
         for (let d = 0; d < headDim; d++) {
           const row = (h * headDim + d) * this.cap + start
-          for (let s = 0; s < count; s++) k[s * this.rowValues + h * headDim + d] = kb[row + s]
+          const col = at + h * headDim + d
+          for (let s = 0; s < count; s++) out.set(col + s * rv, kb[row + s])
         }
       }
-      keys.push(k)
-      values.push(v)
+      at += count * rv
+      for (let h = 0; h < nKvHeads; h++) {
+        for (let s = 0; s < count; s++) {
+          const from = (h * this.cap + start + s) * headDim
+          const to = at + s * rv + h * headDim
+          for (let d = 0; d < headDim; d++) out.set(to + d, vb[from + d])
+        }
+      }
+      at += count * rv
     }
-    return { keys, values }
+    return out.bytes
+  }
+
+  /**
+   * Appends `count` positions of snapshot bytes (kv-snapshot.ts layout) at the end, decoded straight into the buffers,
+   * and commits them. Reserve first.
+   */
+  writeSnapshot(bytes: Uint8Array, count: number, format: KvFormat): void {
+    const { nKvHeads, headDim, nLayers } = this.shape
+    const rv = this.rowValues
+    const want = count * kvBytesPerToken({ nLayers, rowValues: rv }, format)
+    if (!Number.isInteger(count) || count < 1 || bytes.byteLength !== want) throw new RangeError(`a KV block of ${count} positions needs ${want} bytes, got ${bytes.byteLength}`)
+    const pos = this.validLength
+    if (pos + count > this.cap) throw new RangeError(`KV cache full: ${pos} + ${count} > capacity ${this.cap} (reserve first)`)
+    const src = kvReader(bytes, format)
+    let at = 0
+    for (let l = 0; l < nLayers; l++) {
+      const kb = new Uint32Array(this.keyBuffers[l].buffer, this.keyBuffers[l].byteOffset, this.keyBuffers[l].length)
+      const vb = new Uint32Array(this.valueBuffers[l].buffer, this.valueBuffers[l].byteOffset, this.valueBuffers[l].length)
+      for (let h = 0; h < nKvHeads; h++) {
+        for (let d = 0; d < headDim; d++) {
+          const row = (h * headDim + d) * this.cap + pos
+          const col = at + h * headDim + d
+          for (let s = 0; s < count; s++) kb[row + s] = src.bits(col + s * rv)
+        }
+      }
+      at += count * rv
+      for (let h = 0; h < nKvHeads; h++) {
+        for (let s = 0; s < count; s++) {
+          const to = (h * this.cap + pos + s) * headDim
+          const from = at + s * rv + h * headDim
+          for (let d = 0; d < headDim; d++) vb[to + d] = src.bits(from + d)
+        }
+      }
+      at += count * rv
+    }
+    this.validLength += count
   }
 
   /** Copies row `pos` of layer `l` out position-major (keys and values [nKvHeads·headDim]); for tests and snapshots. */

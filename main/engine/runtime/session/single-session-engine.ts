@@ -6,7 +6,7 @@
  * or the cache's capacity changes, so a gate that keeps them bound (the C API's I/O binding) hands nothing
  * over per token. Runs on whatever thread owns it (the model worker in production, the test thread in graph tests).
  */
-import type { KvRows } from '../kv-snapshot'
+import type { KvFormat } from '../kv-snapshot'
 import { float32Tensor, int64Tensor, type OrtSession, type OrtTensor } from '../../devices'
 import { KV_OUTPUT, VALUE, type CompilableModel } from '../../graph'
 import { checkForward, chunkLengths, stopIfCancelled, type ForwardEngine } from '../forward'
@@ -93,18 +93,16 @@ export class SingleSessionEngine implements ForwardEngine {
   }
 
   /** See ForwardEngine.readKv. */
-  readKv(start: number, count: number): KvRows {
-    return this.cache.readRows(start, count)
+  readKv(start: number, count: number, format: KvFormat): Uint8Array {
+    return this.cache.readSnapshot(start, count, format)
   }
 
   /** See ForwardEngine.writeKv. */
-  writeKv(start: number, rows: KvRows, count: number): boolean {
+  writeKv(start: number, count: number, format: KvFormat, bytes: Uint8Array): boolean {
     if (!Number.isInteger(count) || count < 1 || start + count > this.contextLength) throw new RangeError(`cannot write ${count} KV positions at ${start} (context ${this.contextLength})`)
-    if (rows.keys.length !== this.config.nLayers || rows.values.length !== this.config.nLayers) throw new RangeError(`expected K/V rows for ${this.config.nLayers} layers`)
     this.cache.truncate(start)
     this.cache.reserve(start + count)
-    for (let l = 0; l < this.config.nLayers; l++) this.cache.write(l, rows.keys[l], rows.values[l], count)
-    this.cache.commit(count)
+    this.cache.writeSnapshot(bytes, count, format)
     return true
   }
 

@@ -47,7 +47,8 @@ export class KvSnapshots {
       for (const p of m.problems) this.options.log(`KV snapshot not used: ${p}; computing those positions instead`)
       if (m.tokens <= live) return live
       try {
-        for (const b of m.blocks) if (b.start + b.tokenCount > live) await w.writeKv(b.start, b.tokenCount, KV_SNAPSHOT_FORMAT, b.data)
+        // room for the whole prompt at once: the cache grows once, not per block
+        for (const b of m.blocks) if (b.start + b.tokenCount > live) await w.writeKv(b.start, b.tokenCount, KV_SNAPSHOT_FORMAT, b.data, prompt.length)
         return m.tokens
       } catch (err) {
         this.options.log(`KV snapshot not used: ${err instanceof Error ? err.message : String(err)}; computing those positions instead`)

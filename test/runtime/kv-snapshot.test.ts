@@ -45,7 +45,7 @@ describe('KV snapshots through the model worker', () => {
       const want = await source.forward([next], PROMPT.length)
 
       const restored = await open()
-      await restored.writeKv(0, PROMPT.length, 'f32', exact)
+      await restored.writeKv(0, PROMPT.length, 'f32', exact.slice())
       expect(maxAbs(await restored.forward([next], PROMPT.length), want)).toBe(0)
       // float16: a different cache, close but not the same bits
       const fromHalf = await open()

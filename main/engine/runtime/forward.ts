@@ -31,9 +31,10 @@ export interface ForwardEngine {
   readKv(start: number, count: number, format: KvFormat): Uint8Array | null
   /**
    * Puts `count` positions of snapshot bytes at positions start.. (the cache is rewound to `start` first, which must be
-   * ≤ cacheLength); false when this engine cannot take them (the caller computes those positions instead).
+   * ≤ cacheLength), making room for `reserve` positions at once when larger (a restore of many blocks grows the cache
+   * once, not per block); false when this engine cannot take them (the caller computes those positions instead).
    */
-  writeKv(start: number, count: number, format: KvFormat, bytes: Uint8Array): boolean
+  writeKv(start: number, count: number, format: KvFormat, bytes: Uint8Array, reserve?: number): boolean
   dispose(): Promise<void>
 }
 

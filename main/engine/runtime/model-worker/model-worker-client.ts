@@ -72,8 +72,11 @@ export interface ModelWorkerClient {
   readonly fingerprint: string
   /** The cached positions [start, start + count) as snapshot bytes in `format` (kv-snapshot.ts). */
   readKv(start: number, count: number, format: KvFormat): Promise<Uint8Array>
-  /** Puts snapshot bytes of `count` positions at positions start.. (rewinding to `start` first). */
-  writeKv(start: number, count: number, format: KvFormat, data: Uint8Array): Promise<void>
+  /**
+   * Puts snapshot bytes of `count` positions at positions start.. (rewinding to `start` first), making room for
+   * `reserve` positions at once. `data`'s buffer is handed over to the worker when it holds nothing else.
+   */
+  writeKv(start: number, count: number, format: KvFormat, data: Uint8Array, reserve?: number): Promise<void>
   /** Releases the session and ends the worker. */
   dispose(): Promise<void>
 }
@@ -97,7 +100,7 @@ type RequestBody =
   | { readonly type: 'forward'; readonly tokens: readonly number[]; readonly pos: number }
   | { readonly type: 'truncate'; readonly pos: number }
   | { readonly type: 'kv-read'; readonly start: number; readonly count: number; readonly format: KvFormat }
-  | { readonly type: 'kv-write'; readonly start: number; readonly count: number; readonly format: KvFormat; readonly data: Uint8Array }
+  | { readonly type: 'kv-write'; readonly start: number; readonly count: number; readonly reserve: number; readonly format: KvFormat; readonly data: Uint8Array }
   | { readonly type: 'dispose' }
 
 /** What the worker reports once its engine is up. */
@@ -208,7 +211,7 @@ export async function openModelWorker(model: string | ModelHeader, options: Mode
   })
   onInitError = null
 
-  const call = (request: RequestBody, signal?: AbortSignal): Promise<Float32Array | Uint8Array | null> => {
+  const call = (request: RequestBody, signal?: AbortSignal, transfer: readonly ArrayBuffer[] = []): Promise<Float32Array | Uint8Array | null> => {
     if (exitError) return Promise.reject(exitError)
     const id = nextId++
     // ids stay far below 2^31 in any session, so they fit the Int32 cancel word
@@ -219,7 +222,7 @@ export async function openModelWorker(model: string | ModelHeader, options: Mode
     return new Promise<Float32Array | Uint8Array | null>((resolve, reject) => {
       pending.set(id, { resolve, reject })
       const message: WorkerRequest = { ...request, id }
-      worker.postMessage(message)
+      worker.postMessage(message, [...transfer])
     }).finally(() => signal?.removeEventListener('abort', onAbort))
   }
 
@@ -252,9 +255,10 @@ export async function openModelWorker(model: string | ModelHeader, options: Mode
       if (!(data instanceof Uint8Array)) throw new ProtocolError('kv-read returned no bytes')
       return data
     },
-    async writeKv(start, count, format, data) {
+    async writeKv(start, count, format, data, reserve = 0) {
       if (data.byteLength > MAX_KV_WIRE_BYTES) throw new RangeError(`a KV block of ${data.byteLength} bytes exceeds ${MAX_KV_WIRE_BYTES}`)
-      await call({ type: 'kv-write', start, count, format, data })
+      const whole = data.buffer instanceof ArrayBuffer && data.byteOffset === 0 && data.byteLength === data.buffer.byteLength
+      await call({ type: 'kv-write', start, count, reserve, format, data }, undefined, whole && data.buffer instanceof ArrayBuffer ? [data.buffer] : [])
     },
     async dispose() {
       if (disposed) return

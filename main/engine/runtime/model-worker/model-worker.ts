@@ -127,7 +127,7 @@ async function handle(engine: ForwardEngine, request: WorkerRequest, cancel: Int
       return true
     }
     case 'kv-write':
-      if (!engine.writeKv(request.start, request.count, request.format, request.data)) throw new Error('this placement keeps its KV cache in its device workers: it cannot take a snapshot')
+      if (!engine.writeKv(request.start, request.count, request.format, request.data, request.reserve)) throw new Error('this placement keeps its KV cache in its device workers: it cannot take a snapshot')
       post({ type: 'done', id: request.id })
       return true
     case 'dispose':

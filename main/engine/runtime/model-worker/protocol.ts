@@ -52,8 +52,8 @@ export type WorkerRequest =
   | { readonly type: 'truncate'; readonly id: number; readonly pos: number }
   /** the cached positions [start, start + count) as snapshot bytes (answered with 'kv') */
   | { readonly type: 'kv-read'; readonly id: number; readonly start: number; readonly count: number; readonly format: KvFormat }
-  /** snapshot bytes of `count` positions put at positions start.. (answered with 'done') */
-  | { readonly type: 'kv-write'; readonly id: number; readonly start: number; readonly count: number; readonly format: KvFormat; readonly data: Uint8Array }
+  /** snapshot bytes of `count` positions put at positions start.., room made for `reserve` positions at once (answered with 'done') */
+  | { readonly type: 'kv-write'; readonly id: number; readonly start: number; readonly count: number; readonly reserve: number; readonly format: KvFormat; readonly data: Uint8Array }
   | { readonly type: 'dispose'; readonly id: number }
 
 /** An error as it crosses the boundary. */
@@ -123,7 +123,7 @@ export function parseWorkerRequest(v: unknown): WorkerRequest {
     case 'kv-write': {
       const data = r.raw('data')
       if (!(data instanceof Uint8Array) || data.byteLength > MAX_KV_WIRE_BYTES) return r.reject('data', `expected a Uint8Array of at most ${MAX_KV_WIRE_BYTES} bytes`)
-      return { type: 'kv-write', id, start: r.int('start', 0, MAX_POSITION), count: r.int('count', 1, MAX_POSITION), format: r.choice('format', KV_FORMATS), data }
+      return { type: 'kv-write', id, start: r.int('start', 0, MAX_POSITION), count: r.int('count', 1, MAX_POSITION), reserve: r.int('reserve', 0, MAX_POSITION), format: r.choice('format', KV_FORMATS), data }
     }
     case 'dispose':
       return { type: 'dispose', id }

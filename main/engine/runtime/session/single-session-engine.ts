@@ -98,10 +98,10 @@ export class SingleSessionEngine implements ForwardEngine {
   }
 
   /** See ForwardEngine.writeKv. */
-  writeKv(start: number, count: number, format: KvFormat, bytes: Uint8Array): boolean {
+  writeKv(start: number, count: number, format: KvFormat, bytes: Uint8Array, reserve = 0): boolean {
     if (!Number.isInteger(count) || count < 1 || start + count > this.contextLength) throw new RangeError(`cannot write ${count} KV positions at ${start} (context ${this.contextLength})`)
     this.cache.truncate(start)
-    this.cache.reserve(start + count)
+    this.cache.reserve(Math.min(this.contextLength, Math.max(start + count, reserve)))
     this.cache.writeSnapshot(bytes, count, format)
     return true
   }

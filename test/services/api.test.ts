@@ -125,8 +125,8 @@ describe('settings', () => {
     expect((await f.ok<Settings>('settings:update', { npuQuantization: { w8a8: true, shadowPrunedPercent: 50 } })).npuQuantization).toEqual({ w8a8: true, shadowPrunedPercent: 50 })
     expect((await f.ok<Settings>('settings:get')).npuQuantization).toEqual({ w8a8: true, shadowPrunedPercent: 50 })
     await f.ok('settings:update', { npuQuantization: { w8a8: false, shadowPrunedPercent: 85 } })
-    // the KV snapshot budget, the space used and clearing
-    expect(await f.ok('settings:kvSnapshots')).toEqual({ bytes: 0, blocks: 0, budgetBytes: 2 * 1024 ** 3 })
+    // the KV snapshot budget, the space used (earlier replies in this file may have saved some) and clearing
+    expect(await f.ok('settings:kvSnapshots')).toMatchObject({ bytes: expect.any(Number), blocks: expect.any(Number), budgetBytes: 2 * 1024 ** 3 })
     expect((await f.ok<Settings>('settings:update', { kvSnapshotBudgetBytes: 0 })).kvSnapshotBudgetBytes).toBe(0)
     expect(await f.ok('settings:clearKvSnapshots')).toEqual({ bytes: 0, blocks: 0, budgetBytes: 0 })
     await f.ok('settings:update', { kvSnapshotBudgetBytes: 2 * 1024 ** 3 })

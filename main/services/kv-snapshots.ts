@@ -12,6 +12,7 @@
 import { GRAPH_COMPILER_VERSION, kvBytesPerToken, kvLayoutOf, type KvFormat, type TextModel } from '../engine'
 import { kvBlockKey, kvRootKey, type KvBlockStore } from '../store'
 import type { KvSnapshotUsage } from '../../preload/api'
+import { errorMessage } from './errors'
 
 /** Positions per snapshot block: small enough that an edit keeps most of a long history, large enough to keep rows few. */
 export const KV_BLOCK_TOKENS = 128
@@ -51,7 +52,7 @@ export class KvSnapshots {
         for (const b of m.blocks) if (b.start + b.tokenCount > live) await w.writeKv(b.start, b.tokenCount, KV_SNAPSHOT_FORMAT, b.data, prompt.length)
         return m.tokens
       } catch (err) {
-        this.options.log(`KV snapshot not used: ${err instanceof Error ? err.message : String(err)}; computing those positions instead`)
+        this.options.log(`KV snapshot not used: ${errorMessage(err)}; computing those positions instead`)
         await w.truncate(live)
         return live
       }

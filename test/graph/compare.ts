@@ -43,6 +43,13 @@ export interface Comparison {
   readonly stepDiffs: readonly number[]
 }
 
+/** max |a[i] − b[i]| over a's length. */
+export function maxAbsDiff(a: Float32Array, b: Float32Array): number {
+  let m = 0
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]))
+  return m
+}
+
 export function argmax(x: Float32Array): number {
   let best = 0
   for (let i = 1; i < x.length; i++) if (x[i] > x[best]) best = i

@@ -5,6 +5,7 @@
  * outlier channels make per-tensor int8 matter.
  */
 import { describe, expect, it } from 'vitest'
+import { maxAbsDiff } from '../graph/compare'
 import { createCpuSession } from '../../main/engine/devices'
 import { compileModel } from '../../main/engine/graph'
 import { calibrate, createReferenceState, referenceForward, w8a8Linears, w8a8Reference } from '../../main/engine/model'
@@ -18,12 +19,6 @@ const rng = new Rng(2)
 const tokens = Array.from({ length: 16 }, () => 1 + Math.floor(rng.uniform() * 79))
 const calibration = calibrate(model, [tokens])
 const scales = Object.fromEntries(Object.entries(calibration.matmuls).map(([name, m]) => [name, m.scale]))
-
-function maxAbs(a: Float32Array, b: Float32Array): number {
-  let m = 0
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]))
-  return m
-}
 
 describe('a W8A8-compiled model', () => {
   it('follows the reference’s W8A8 arithmetic token by token, and differs from float32', async () => {
@@ -39,8 +34,8 @@ describe('a W8A8-compiled model', () => {
       for (let pos = 0; pos < tokens.length; pos++) {
         const got = await engine.forward([tokens[pos]], pos)
         const want = referenceForward(model, w8a8, tokens[pos], pos)
-        worst = Math.max(worst, maxAbs(got, want))
-        fromFloat = Math.max(fromFloat, maxAbs(got, referenceForward(model, float, tokens[pos], pos)))
+        worst = Math.max(worst, maxAbsDiff(got, want))
+        fromFloat = Math.max(fromFloat, maxAbsDiff(got, referenceForward(model, float, tokens[pos], pos)))
       }
     } finally {
       await engine.dispose()

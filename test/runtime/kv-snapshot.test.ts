@@ -5,6 +5,7 @@
  * workers' could not be; a cache's snapshot bytes round-trip and a wrong length is refused.
  */
 import { afterAll, describe, expect, it } from 'vitest'
+import { maxAbsDiff } from '../graph/compare'
 import { loadModel } from '../../main/engine/model'
 import { openModelWorker, type ModelWorkerClient } from '../../main/engine/runtime'
 import { kvBytesPerToken } from '../../main/engine/runtime/kv-snapshot'
@@ -16,12 +17,6 @@ const cache = tempDir('tandem-kv-worker-')
 afterAll(() => cache.dispose())
 
 const PROMPT = PUBLISHED_STORIES260K_IDS.slice(0, 40)
-
-function maxAbs(a: Float32Array, b: Float32Array): number {
-  let m = 0
-  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[i]))
-  return m
-}
 
 describe('KV snapshots through the model worker', () => {
   it('a fresh worker given the snapshot continues exactly as the worker that computed it', async () => {
@@ -46,12 +41,12 @@ describe('KV snapshots through the model worker', () => {
 
       const restored = await open()
       await restored.writeKv(0, PROMPT.length, 'f32', exact.slice())
-      expect(maxAbs(await restored.forward([next], PROMPT.length), want)).toBe(0)
+      expect(maxAbsDiff(await restored.forward([next], PROMPT.length), want)).toBe(0)
       // float16: a different cache, close but not the same bits
       const fromHalf = await open()
       await fromHalf.writeKv(0, PROMPT.length, 'f16', half)
       const got = await fromHalf.forward([next], PROMPT.length)
-      expect(maxAbs(got, want)).toBeLessThan(0.05)
+      expect(maxAbsDiff(got, want)).toBeLessThan(0.05)
       // a part of the snapshot: the first 16 positions, then the rest computed
       await restored.writeKv(0, 16, 'f32', exact.subarray(0, 16 * (exact.byteLength / PROMPT.length)))
       await expect(restored.writeKv(0, 16, 'f32', exact.subarray(0, 100))).rejects.toThrow(/needs \d+ bytes, got 100/)

@@ -31,11 +31,6 @@ export function kvBytesPerToken(layout: KvLayout, format: KvFormat): number {
   return 2 * layout.nLayers * layout.rowValues * BYTES[format]
 }
 
-/** Bytes per value of each format. */
-export function kvValueBytes(format: KvFormat): number {
-  return BYTES[format]
-}
-
 /** Snapshot bytes read value by value, as float32 bit patterns (copied once when not aligned to the value size). */
 export interface KvValueReader {
   bits(i: number): number

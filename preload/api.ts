@@ -46,6 +46,8 @@ export interface ModelFolder {
 export interface ConversationSummary {
   readonly id: string
   readonly title: string
+  /** the conversation this one was branched from, while it exists */
+  readonly parentId: string | null
   readonly modelId: string | null
   readonly createdAtMs: number
   readonly updatedAtMs: number
@@ -323,6 +325,8 @@ export interface Api {
     remove(id: string): Promise<void>
     restore(id: string): Promise<Conversation>
     search(query: string): Promise<SearchHit[]>
+    /** a new conversation copying this one up to and including the message, listed under it as a branch */
+    branch(id: string, messageId: string): Promise<Conversation>
   }
   chat: {
     /** adds the user message and streams the reply; resolves with the final assistant message */
@@ -386,6 +390,7 @@ export const API_METHODS = {
   'conversations:remove': 'call',
   'conversations:restore': 'call',
   'conversations:search': 'call',
+  'conversations:branch': 'call',
   'chat:send': 'stream',
   'chat:regenerate': 'stream',
   'chat:edit': 'stream',

@@ -46,6 +46,7 @@ export function createApiHandlers(s: ApiServices): ApiHandlers {
     'conversations:remove': async ([id]) => s.conversations.remove(id),
     'conversations:restore': async ([id]) => s.conversations.restore(id),
     'conversations:search': async ([query]) => s.conversations.search(query),
+    'conversations:branch': async ([id, messageId]) => s.conversations.branch(id, messageId),
     'chat:send': ([request], ctx) => s.chat.send(request, ctx.emit, ctx.signal),
     'chat:regenerate': ([request], ctx) => s.chat.regenerate(request, ctx.emit, ctx.signal),
     'chat:edit': ([request], ctx) => s.chat.edit(request, ctx.emit, ctx.signal),

@@ -222,6 +222,10 @@ export const API_VALIDATORS: ApiValidators = {
   'conversations:remove': (args) => [id(argList(args, 1)[0], 'id')],
   'conversations:restore': (args) => [id(argList(args, 1)[0], 'id')],
   'conversations:search': (args) => [userText(argList(args, 1)[0], 'query', API_LIMITS.maxSearchChars)],
+  'conversations:branch': (args) => {
+    const [convId, messageId] = argList(args, 2)
+    return [id(convId, 'id'), id(messageId, 'messageId')]
+  },
   'chat:send': (args) => [sendRequest(argList(args, 1)[0])],
   'chat:regenerate': (args) => [regenerateRequest(argList(args, 1)[0])],
   'chat:edit': (args) => [editRequest(argList(args, 1)[0])],

@@ -65,6 +65,8 @@ export class ChatService {
   /** tokens streamed by all generations (the usage sampler's tokens/s) */
   private tokensStreamed = 0
   private generating = false
+  /** the KV snapshot save after the last reply (app shutdown waits for it: a save is never cut off by quitting) */
+  private saving: Promise<void> = Promise.resolve()
   private readonly monotonicMs: () => number
   private readonly finisher: ReplyFinisher
   private readonly unsubscribeRemoved: () => void
@@ -147,11 +149,17 @@ export class ChatService {
   }
 
   /** Stops everything, waits for the queue to drain, and closes the model. */
+  /** Resolves once the KV snapshot save after the last reply has finished (or stopped for the next message). */
+  snapshotSaved(): Promise<void> {
+    return this.saving
+  }
+
   async dispose(): Promise<void> {
     this.disposed = true
     this.unsubscribeRemoved()
     for (const a of this.active.values()) a.controller.abort()
     await this.queue
+    await this.saving
     this.finisher.dispose()
     await this.slot.dispose()
   }
@@ -296,7 +304,8 @@ export class ChatService {
     const r = await generation.result
     this.generating = false
     // off the reply's path: the save waits for nothing here and runs between generations
-    this.deps.kvSnapshots?.save(model).catch((err: unknown) => process.stderr.write(`tandem: could not save the KV snapshot: ${errorMessage(err)}\n`))
+    const save = this.deps.kvSnapshots?.save(model)
+    if (save !== undefined) this.saving = save.then(() => undefined, (err: unknown) => void process.stderr.write(`tandem: could not save the KV snapshot: ${errorMessage(err)}\n`))
     const deviceBusy = r.stats.devices.map((d) => ({ id: d.id, name: this.deps.devices.deviceName(d.id), busyMs: d.busyMs }))
     const stats = {
       ttftMs: r.stats.ttftMs,

@@ -11,6 +11,7 @@ import type {
   SearchHit
 } from '../../preload/api'
 import type { Conversation as StoredConversation, Message as StoredMessage, SearchWorker, Store } from '../store'
+import { API_LIMITS } from '../../preload/api'
 import { samplingSettings } from './api-validate'
 import { ApiError } from './errors'
 import type { SettingsService } from './settings-service'
@@ -53,6 +54,7 @@ export class ConversationsService {
     return this.store.conversations.list().map((c) => ({
       id: c.id,
       title: c.title,
+      parentId: c.parentId,
       modelId: c.modelId,
       createdAtMs: c.createdAtMs,
       updatedAtMs: c.updatedAtMs
@@ -110,6 +112,20 @@ export class ConversationsService {
     return this.require(id)
   }
 
+  /**
+   * A new conversation that starts as a copy of `id` up to and including `messageId` (system prompt, model and
+   * sampling too), listed under it. Its first reply reuses the KV snapshot of the copied prefix, which is the
+   * parent's own token sequence.
+   */
+  branch(id: string, messageId: string): Conversation {
+    const parent = this.require(id)
+    const m = this.store.messages.get(messageId)
+    if (m === undefined || m.conversationId !== id) throw new ApiError('NotFoundError', `Message ${messageId} is not in conversation ${id}.`)
+    if (m.status === 'streaming') throw new ApiError('BusyError', 'A reply being written cannot be branched from; stop it or wait for it first.')
+    const title = parent.title === '' ? '' : `${parent.title} (branch)`.slice(0, API_LIMITS.maxTitleChars)
+    return this.toApi(this.store.conversations.branch(id, m.seq, title))
+  }
+
   /** Full-text search over titles and messages; snippets as plain text. */
   async search(query: string): Promise<SearchHit[]> {
     const hits = await this.searcher.search(query, SEARCH_LIMIT)
@@ -152,6 +168,7 @@ export class ConversationsService {
     return {
       id: c.id,
       title: c.title,
+      parentId: c.parentId,
       modelId: c.modelId,
       createdAtMs: c.createdAtMs,
       updatedAtMs: c.updatedAtMs,

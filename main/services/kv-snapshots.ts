@@ -9,7 +9,7 @@
  * as they are read; a block that fails is logged with the reason and removed, and its positions are computed.
  * Saving runs between generations (TextModel.withCache), never during one, and only writes blocks not yet stored.
  */
-import { GRAPH_COMPILER_VERSION, kvBytesPerToken, kvLayoutOf, type KvFormat, type TextModel } from '../engine'
+import { GRAPH_COMPILER_VERSION, kvBlockBytes, kvLayoutOf, KV_SNAPSHOT_LAYOUT_VERSION, type KvFormat, type TextModel } from '../engine'
 import { kvBlockKey, kvRootKey, type KvBlockStore } from '../store'
 import type { KvSnapshotUsage } from '../../preload/api'
 import { errorMessage } from './errors'
@@ -17,10 +17,13 @@ import { errorMessage } from './errors'
 /** Positions per snapshot block: small enough that an edit keeps most of a long history, large enough to keep rows few. */
 export const KV_BLOCK_TOKENS = 128
 /**
- * How values are stored. float16 halves the bytes; restored and recomputed greedy continuations were the same on
- * the shared models (test/services/kv-snapshots.test.ts), as llama.cpp's default f16 KV cache suggests.
+ * How values are stored: float32, the worker's cache bit for bit, so a restored conversation continues exactly as
+ * it would have in the session that saved it. The compact formats were measured and are not the default: float16
+ * changed a seeded random model's greedy continuation (1 of 4 prompts, at token 41 of 48) and int8 stories260K's
+ * (1 of 4, at token 5) — `npm run bench -- --only kv-snapshots`, which also shows them restoring about as fast as
+ * float32 on this project's machines (moving bytes into fresh memory dominates). They would hold 2–4× more history.
  */
-export const KV_SNAPSHOT_FORMAT: KvFormat = 'f16'
+export const KV_SNAPSHOT_FORMAT: KvFormat = 'f32'
 
 /** What KvSnapshots needs from the app. */
 export interface KvSnapshotOptions {
@@ -28,14 +31,20 @@ export interface KvSnapshotOptions {
   readonly budgetBytes: () => number
   /** where a snapshot that could not be used says why */
   readonly log: (line: string) => void
+  /** how values are stored (default KV_SNAPSHOT_FORMAT; the bench and tests measure the others) */
+  readonly format?: KvFormat
 }
 
 /** Saves and restores the KV caches of the models the chat runs. */
 export class KvSnapshots {
+  private readonly format: KvFormat
+
   constructor(
     private readonly blocks: KvBlockStore,
     private readonly options: KvSnapshotOptions
-  ) {}
+  ) {
+    this.format = options.format ?? KV_SNAPSHOT_FORMAT
+  }
 
   /** The restore hook of a generation on `model` (GenerateRequest.restore). */
   restorer(model: TextModel): (prompt: readonly number[], live: number) => Promise<number> {
@@ -43,15 +52,30 @@ export class KvSnapshots {
       const root = this.rootOf(model)
       if (root === null) return live
       const w = model.worker
+      const layout = kvLayoutOf(model.info.config)
       // the last prompt token is always computed: its logits start the reply
-      const m = this.blocks.match(root, prompt.slice(0, prompt.length - 1), this.bytesPerToken(model))
-      for (const p of m.problems) this.options.log(`KV snapshot not used: ${p}; computing those positions instead`)
-      if (m.tokens <= live) return live
-      try {
+      const m = this.blocks.match(root, prompt.slice(0, prompt.length - 1))
+      const problems = [...m.problems]
+      // Each block is read and checked here while the worker loads the one before: posted in order, awaited at the end.
+      const writes: Promise<void>[] = []
+      let restored = live
+      for (const b of m.blocks) {
+        if (b.start + b.tokenCount <= live) continue
+        const data = this.blocks.read(b, kvBlockBytes(layout, this.format, b.tokenCount))
+        if (typeof data === 'string') {
+          problems.push(data)
+          break
+        }
         // room for the whole prompt at once: the cache grows once, not per block
-        for (const b of m.blocks) if (b.start + b.tokenCount > live) await w.writeKv(b.start, b.tokenCount, KV_SNAPSHOT_FORMAT, b.data, prompt.length)
-        return m.tokens
+        writes.push(w.writeKv(b.start, b.tokenCount, this.format, data, prompt.length))
+        restored = b.start + b.tokenCount
+      }
+      for (const p of problems) this.options.log(`KV snapshot not used: ${p}; computing those positions instead`)
+      try {
+        await Promise.all(writes)
+        return restored
       } catch (err) {
+        await Promise.allSettled(writes)
         this.options.log(`KV snapshot not used: ${errorMessage(err)}; computing those positions instead`)
         await w.truncate(live)
         return live
@@ -70,23 +94,31 @@ export class KvSnapshots {
     return this.usage()
   }
 
-  /** Saves what `model`'s cache holds, between generations; resolves once the new blocks are stored. */
-  save(model: TextModel): Promise<void> {
-    return model.withCache(async (cached) => {
+  /**
+   * Saves what `model`'s cache holds, between generations, block by block; a message sent meanwhile stops it after
+   * the block in hand (the next save, after that reply, writes the rest). Resolves with the blocks written.
+   */
+  save(model: TextModel): Promise<number> {
+    return model.withCache(async (cached, interrupted) => {
       const root = this.rootOf(model)
-      if (root === null || cached.length === 0) return
+      if (root === null || cached.length === 0) return 0
       if (this.options.budgetBytes() === 0) {
         this.blocks.evictTo(0)
-        return
+        return 0
       }
       let parent = root
-      for (let at = 0; at < cached.length; at += KV_BLOCK_TOKENS) {
+      let written = 0
+      for (let at = 0; at < cached.length && !interrupted(); at += KV_BLOCK_TOKENS) {
         const part = cached.slice(at, at + KV_BLOCK_TOKENS)
         const key = kvBlockKey(parent, part)
-        if (!this.blocks.has(key)) this.blocks.put(parent, at, part, await model.worker.readKv(at, part.length, KV_SNAPSHOT_FORMAT))
+        if (!this.blocks.has(key)) {
+          this.blocks.put(parent, at, part, await model.worker.readKv(at, part.length, this.format))
+          written++
+        }
         parent = key
       }
       this.blocks.evictTo(this.options.budgetBytes())
+      return written
     })
   }
 
@@ -96,10 +128,6 @@ export class KvSnapshots {
     if (!w.kvSnapshots) return null
     const c = model.info.config
     const devices = w.usage().devices.map((d) => d.id).join('+')
-    return kvRootKey(`${w.fingerprint}|${GRAPH_COMPILER_VERSION}|kv ${c.nLayers}x${c.nKvHeads}x${c.headDim}|${KV_SNAPSHOT_FORMAT}|${devices}`)
-  }
-
-  private bytesPerToken(model: TextModel): number {
-    return kvBytesPerToken(kvLayoutOf(model.info.config), KV_SNAPSHOT_FORMAT)
+    return kvRootKey(`${w.fingerprint}|${GRAPH_COMPILER_VERSION}|kv-${KV_SNAPSHOT_LAYOUT_VERSION} ${c.nLayers}x${c.nKvHeads}x${c.headDim}|${this.format}|${devices}`)
   }
 }

@@ -10,7 +10,7 @@ import { parseJson, RowReader, toJsonObject, type JsonObject } from './rows'
 import { SearchIndex } from './search'
 import type { Conversation, NewConversation, SearchHit, StoreOptions } from './types'
 
-const COLUMNS = 'id, title, system_prompt, model_id, sampling_json, created_at, updated_at, deleted_at'
+const COLUMNS = 'id, title, system_prompt, model_id, sampling_json, created_at, updated_at, deleted_at, parent_id, branch_seq'
 
 /** Conversations table access; statements are prepared once here. */
 export class ConversationStore {
@@ -25,10 +25,14 @@ export class ConversationStore {
   private readonly softDeleteStmt: Stmt
   private readonly restoreStmt: Stmt
   private readonly purgeStmt: Stmt
+  private readonly branchStmt: Stmt
+  private readonly branchCheckStmt: Stmt
+  private readonly branchMessagesStmt: Stmt
+  private readonly copyMessageStmt: Stmt
   private readonly searchIndex: SearchIndex
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     options: StoreOptions = {}
   ) {
     this.now = options.now ?? Date.now
@@ -50,7 +54,40 @@ export class ConversationStore {
     this.restoreStmt = db.prepare('UPDATE conversations SET deleted_at = NULL WHERE id = ?')
     // Messages go with them through ON DELETE CASCADE; the FTS triggers clean both indexes.
     this.purgeStmt = db.prepare('DELETE FROM conversations WHERE deleted_at IS NOT NULL AND deleted_at <= ?')
+    this.branchStmt = db.prepare(
+      `INSERT INTO conversations (id, title, system_prompt, model_id, sampling_json, created_at, updated_at, parent_id, branch_seq)
+       SELECT @id, @title, system_prompt, model_id, sampling_json, @nowMs, @nowMs, id, @seq FROM conversations WHERE id = @parentId`
+    )
+    this.branchCheckStmt = db.prepare(
+      `SELECT (SELECT count(*) FROM messages WHERE conversation_id = @parentId AND seq = @seq) AS found,
+              (SELECT count(*) FROM messages WHERE conversation_id = @parentId AND seq <= @seq AND status = 'streaming') AS streaming`
+    )
+    this.branchMessagesStmt = db.prepare('SELECT n FROM messages WHERE conversation_id = ? AND seq <= ? ORDER BY seq').pluck()
+    // content, status, stats and times travel with the copy; the id is new, like every message's
+    this.copyMessageStmt = db.prepare(
+      `INSERT INTO messages (id, conversation_id, seq, role, content, status, error, created_at, updated_at, stats_json)
+       SELECT @newId, @conversationId, seq, role, content, status, error, created_at, updated_at, stats_json FROM messages WHERE n = @n`
+    )
     this.searchIndex = new SearchIndex(db)
+  }
+
+  /**
+   * A new conversation that starts as a copy of `parentId` up to and including its message `seq` (same system
+   * prompt, model and sampling), linked to the parent; in one transaction. Throws StoreNotFoundError for an unknown
+   * parent, RangeError for a seq the parent does not have or a message still streaming in the copied part.
+   */
+  branch(parentId: string, seq: number, title: string): Conversation {
+    if (!Number.isSafeInteger(seq) || seq < 0) throw new RangeError(`seq must be a non-negative integer, got ${seq}`)
+    const id = randomUUID()
+    this.db.transaction(() => {
+      this.mustGet(parentId)
+      const check = new RowReader('messages', this.branchCheckStmt.get({ parentId, seq }))
+      if (check.int('found') === 0) throw new RangeError(`conversation ${parentId} has no message ${seq}`)
+      if (check.int('streaming') > 0) throw new RangeError('a reply in the copied part is still being written')
+      this.branchStmt.run({ id, title, nowMs: this.now(), parentId, seq })
+      for (const n of this.branchMessagesStmt.all(parentId, seq)) this.copyMessageStmt.run({ newId: randomUUID(), conversationId: id, n })
+    })()
+    return this.mustGet(id)
   }
 
   /** Creates a conversation and returns it. Throws TypeError if `sampling` is not a plain JSON object. */
@@ -175,6 +212,8 @@ function toConversation(row: unknown): Conversation {
     sampling: samplingFromJson(r.text('sampling_json')),
     createdAtMs: r.int('created_at'),
     updatedAtMs: r.int('updated_at'),
-    deletedAtMs: r.intOrNull('deleted_at')
+    deletedAtMs: r.intOrNull('deleted_at'),
+    parentId: r.textOrNull('parent_id'),
+    branchSeq: r.intOrNull('branch_seq')
   }
 }

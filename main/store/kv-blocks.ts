@@ -5,15 +5,16 @@
  * the whole prefix it continues: two conversations that share a system prompt share its blocks, an edited message
  * or a branch reuses the blocks of the unchanged prefix, and a snapshot of another model can never match.
  *
- * Every block carries its token ids (compared exactly, never trusted through the hash alone), a sha256 of its data,
+ * Every block carries its token ids (compared exactly, never trusted through the hash alone), a checksum of its data,
  * and its byte length; a block that fails any check is deleted with everything after it and reported, so the caller
  * recomputes. Eviction is least recently used over blocks: restoring touches the whole chain, so a prefix is always
  * at least as recent as what continues it and the leaves go first; removing a block removes its descendants, which
  * could no longer be reached.
  *
- * The store does not know the KV layout: the caller says how many bytes a token takes in the format it wrote.
+ * The store does not know the KV layout: the caller says how many bytes a block takes in the format it wrote.
  */
 import { createHash } from 'node:crypto'
+import { crc32 } from 'node:zlib'
 import type { Db, Stmt } from './database'
 import { RowReader } from './rows'
 import { isRecord } from '../common/reader'
@@ -26,22 +27,29 @@ export const MAX_KV_BLOCK_BYTES = 512 * 1024 * 1024
 /** Longest model fingerprint accepted (characters). */
 export const MAX_KV_FINGERPRINT_LENGTH = 1024
 
-/** A stored block, read back and verified. */
-export interface KvBlock {
+/** A stored block whose place in the chain was verified (token ids, key, position); its data is read by `read`. */
+export interface KvBlockRef {
   readonly key: string
   /** position of the block's first token in the sequence */
   readonly start: number
   readonly tokenCount: number
-  readonly data: Uint8Array
 }
 
-/** What `match` found: the verified chain, and why it stopped early (a damaged block), if it did. */
+/** What `match` found: the chain of blocks `tokens` begins with, and why it stopped early, if it did. */
 export interface KvMatch {
-  readonly blocks: readonly KvBlock[]
+  readonly blocks: readonly KvBlockRef[]
   /** tokens the chain covers (the sum of its blocks') */
   readonly tokens: number
   /** each damaged block found, with the reason; such blocks and their descendants are gone */
   readonly problems: readonly string[]
+}
+
+/**
+ * The checksum of a block's data: CRC-32 (zlib's, several GB/s), which detects the flipped bits and torn writes it
+ * guards against at a third of SHA-256's cost on a restore's critical path; keys stay SHA-256 (they address content).
+ */
+function checksumOf(data: Uint8Array): string {
+  return `crc32:${crc32(data).toString(16).padStart(8, '0')}`
 }
 
 function sha256(...parts: readonly (string | Uint8Array)[]): string {
@@ -129,7 +137,7 @@ export class KvBlockStore {
     if (data.byteLength === 0 || data.byteLength > MAX_KV_BLOCK_BYTES) throw new RangeError(`a KV block's data must be 1..${MAX_KV_BLOCK_BYTES} bytes, got ${data.byteLength}`)
     const key = kvBlockKey(parent, tokens)
     const now = this.now()
-    const checksum = sha256(data)
+    const checksum = checksumOf(data)
     // one transaction: a block is stored with its data or not at all
     this.db.transaction(() => {
       const r = this.putStmt.run({ key, parent, start, tokenCount: tokens.length, tokenIds: tokenBytes(tokens), checksum, bytes: data.byteLength, now })
@@ -140,36 +148,42 @@ export class KvBlockStore {
   }
 
   /**
-   * The longest chain of stored blocks from `root` that `tokens` begins with, each block's data checked against
-   * its checksum and `bytesPerToken`; the chain is marked used. A block that fails a check is deleted with its
-   * descendants, and the chain ends before it.
+   * The longest chain of stored blocks from `root` that `tokens` begins with (token ids compared exactly), marked
+   * used. The data is read block by block with `read`, so a restore can load one block while it reads the next.
    */
-  match(root: string, tokens: readonly number[], bytesPerToken: number): KvMatch {
-    const blocks: KvBlock[] = []
+  match(root: string, tokens: readonly number[]): KvMatch {
+    const blocks: KvBlockRef[] = []
     const problems: string[] = []
     let parent = root
     let at = 0
     for (;;) {
       const next = this.nextBlock(parent, tokens, at)
       if (next === null) break
-      const problem = this.readData(next.key, next.tokenCount * bytesPerToken)
-      if (typeof problem === 'string') {
-        problems.push(`KV block at tokens ${at}..${at + next.tokenCount}: ${problem}`)
-        this.deleteTreeStmt.run(next.key)
-        break
-      }
       if (next.start !== at) {
         problems.push(`KV block at tokens ${at}..${at + next.tokenCount}: stored for position ${next.start}`)
         this.deleteTreeStmt.run(next.key)
         break
       }
-      blocks.push({ key: next.key, start: at, tokenCount: next.tokenCount, data: problem })
+      blocks.push(next)
       at += next.tokenCount
       parent = next.key
     }
     const now = this.now()
     if (blocks.length > 0) this.db.transaction(() => blocks.forEach((b) => this.touchStmt.run(now, b.key)))()
     return { blocks, tokens: at, problems }
+  }
+
+  /**
+   * The data of a matched block if it is whole, `expectedBytes` long and matches its checksum; otherwise the reason
+   * it is not, and the block is deleted with its descendants (the caller computes those positions).
+   */
+  read(block: KvBlockRef, expectedBytes: number): Uint8Array | string {
+    const data = this.readData(block.key, expectedBytes)
+    if (typeof data === 'string') {
+      this.deleteTreeStmt.run(block.key)
+      return `KV block at tokens ${block.start}..${block.start + block.tokenCount}: ${data}`
+    }
+    return data
   }
 
   /** Bytes of block data stored, and the number of blocks. */
@@ -201,7 +215,7 @@ export class KvBlockStore {
   }
 
   /** The longest stored child of `parent` whose token ids are `tokens[at..]`'s next ones, or null. */
-  private nextBlock(parent: string, tokens: readonly number[], at: number): { key: string; start: number; tokenCount: number } | null {
+  private nextBlock(parent: string, tokens: readonly number[], at: number): KvBlockRef | null {
     for (const raw of this.childrenStmt.iterate(parent)) {
       const row = new RowReader('kv_blocks', raw, 'key')
       const count = row.int('token_count')
@@ -226,7 +240,7 @@ export class KvBlockStore {
     const bytes = row.int('bytes')
     if (data.byteLength !== bytes) return `truncated: ${data.byteLength} of ${bytes} bytes`
     if (data.byteLength !== expectedBytes) return `${data.byteLength} bytes where this model's layout needs ${expectedBytes}`
-    if (sha256(data) !== row.text('checksum')) return 'checksum mismatch'
+    if (checksumOf(data) !== row.text('checksum')) return 'checksum mismatch'
     return data
   }
 }

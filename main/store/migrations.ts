@@ -178,12 +178,24 @@ CREATE TABLE kv_block_data (
 ) STRICT;
 `
 
+/**
+ * v5: branches. A conversation started from a message of another keeps a link to it (`parent_id`, and the seq
+ * of the message it was branched at), so the list can show it under its parent. ON DELETE SET NULL: purging the
+ * parent leaves the branch as a conversation of its own — its messages are copies, not references.
+ */
+const V5_SQL = `
+ALTER TABLE conversations ADD COLUMN parent_id TEXT REFERENCES conversations (id) ON DELETE SET NULL;
+ALTER TABLE conversations ADD COLUMN branch_seq INTEGER CHECK (branch_seq IS NULL OR branch_seq >= 0);
+CREATE INDEX conversations_parent ON conversations (parent_id) WHERE parent_id IS NOT NULL;
+`
+
 /** Every schema step, in order; versions are 1, 2, 3, ... with no gaps. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'conversations, messages, settings, full-text search', sql: V1_SQL },
   { version: 2, name: 'device profiles', sql: V2_SQL },
   { version: 3, name: 'drop message_chunks (streaming rewrites messages.content)', sql: V3_SQL },
-  { version: 4, name: 'KV-cache snapshot blocks', sql: V4_SQL }
+  { version: 4, name: 'KV-cache snapshot blocks', sql: V4_SQL },
+  { version: 5, name: 'conversation branches', sql: V5_SQL }
 ])
 
 /** The schema version this build writes; a file with a higher `user_version` is refused. */

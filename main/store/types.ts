@@ -53,6 +53,10 @@ export interface Conversation {
   /** bumped by every edit and by message appends/updates; lists sort by it */
   readonly updatedAtMs: number
   readonly deletedAtMs: number | null
+  /** the conversation this one was branched from (null: not a branch, or its parent was purged) */
+  readonly parentId: string | null
+  /** seq of the parent's message it was branched at (its copy is this one's last message at the start) */
+  readonly branchSeq: number | null
 }
 
 /** Fields for a new conversation; omitted ones default to '' / null / {}. */

@@ -156,6 +156,20 @@ function Shell({ api }: { api: Api }): JSX.Element {
   )
 
   const showError = toasts.show
+  const conversationId = conversation?.id ?? null
+  const branchFrom = useCallback(
+    (messageId: string) => {
+      if (conversationId === null) return
+      api.conversations.branch(conversationId, messageId).then(
+        (c) => {
+          onCreated(c)
+          setFocusMessageId(null)
+        },
+        (e: unknown) => showError(`Could not start a branch: ${describeError(e).detail}`)
+      )
+    },
+    [api, conversationId, onCreated, showError]
+  )
   const deleteConversation = useCallback(
     (c: ConversationSummary) => {
       const name = c.title === '' ? UNTITLED : c.title
@@ -265,7 +279,8 @@ function Shell({ api }: { api: Api }): JSX.Element {
           onModelChange: changeModel,
           onOpenChatSettings: () => setDialog({ kind: 'chat' }),
           onOpenSettings: () => setDialog({ kind: 'settings', tab: 'general' }),
-          onNewChat: newChat
+          onNewChat: newChat,
+          onBranch: branchFrom
         }}
         composerRef={composer}
       />

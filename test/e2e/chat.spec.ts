@@ -1,7 +1,7 @@
 /**
  * @file The main journey in browser mode against the real engine and a real SQLite file: create a chat, watch
  * the reply stream in, stop a long reply, regenerate, edit and resend, reload and find everything, search,
- * rename, delete with undo. The tests run in order and share one server (see global-setup.ts).
+ * rename, delete with undo, branch from a reply. The tests run in order and share one server (see global-setup.ts).
  */
 import type { Route } from '@playwright/test'
 import { expect, test } from './fixtures'
@@ -271,4 +271,38 @@ test('keyboard: Shift+Enter adds a line, Enter sends, Ctrl+N starts a new chat',
   await expect(page.getByRole('heading', { level: 1, name: 'New chat' })).toBeVisible()
   await expect(box).toBeFocused()
   await expect(page.getByRole('article')).toHaveCount(0)
+})
+
+test('branches from a reply: a new conversation with the messages up to it, listed under its parent', async ({ page }) => {
+  await openApp(page)
+  await chooseModel(page, FAST_MODEL)
+  await sendMessage(page, 'The dog')
+  await waitForReplyEnd(replies(page).last())
+  await sendMessage(page, 'The cat')
+  await waitForReplyEnd(replies(page).last())
+  await expect(conversationButton(page, 'The dog')).toBeVisible()
+  const firstReply = await replies(page).first().textContent()
+
+  await replies(page).first().hover()
+  await replies(page).first().getByRole('button', { name: 'Branch from here' }).click()
+  await expect(page.getByRole('heading', { level: 1, name: 'The dog (branch)' })).toBeVisible()
+  await expect(userMessages(page)).toHaveCount(1)
+  await expect(replies(page)).toHaveCount(1)
+  expect(await replies(page).first().textContent()).toBe(firstReply)
+  // listed right under its parent, marked as a branch
+  const list = page.getByRole('navigation', { name: 'Conversation list' })
+  const items = list.getByRole('listitem')
+  const titles = await items.allTextContents()
+  const parentAt = titles.indexOf('The dog')
+  expect(parentAt).toBeGreaterThanOrEqual(0)
+  expect(titles[parentAt + 1]).toBe('Branch: The dog (branch)')
+  await expect(conversationButton(page, 'Branch: The dog (branch)')).toHaveAttribute('aria-current', 'page')
+
+  // the branch goes on by itself; the parent keeps its four messages
+  await sendMessage(page, 'The bird')
+  expect(await waitForReplyEnd(replies(page).last())).toBe('complete')
+  await expect(userMessages(page)).toHaveCount(2)
+  await conversationButton(page, 'The dog').click()
+  await expect(userMessages(page)).toHaveCount(2)
+  await expect(userMessages(page).last()).toHaveText('The cat')
 })

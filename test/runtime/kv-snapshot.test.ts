@@ -1,14 +1,14 @@
 /**
  * @file KV rows out of a model worker and into another: stories260K prefilled in one worker, its cache read as
  * snapshot bytes and written into a fresh worker, continues with the same logits as the worker that computed them
- * (float32 bytes: identical; float16: within half precision) — the single CPU session's cache as the device
+ * (float32 bytes: identical; float16: within half precision; int8: within half a step of each channel's or token's scale) — the single CPU session's cache as the device
  * workers' could not be; a cache's snapshot bytes round-trip and a wrong length is refused.
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { maxAbsDiff } from '../graph/compare'
 import { loadModel } from '../../main/engine/model'
 import { openModelWorker, type ModelWorkerClient } from '../../main/engine/runtime'
-import { kvBytesPerToken } from '../../main/engine/runtime/kv-snapshot'
+import { kvBlockBytes } from '../../main/engine/runtime/kv-snapshot'
 import { KvCache } from '../../main/engine/runtime/session/kv-cache'
 import { PUBLISHED_STORIES260K_IDS } from '../helpers/published'
 import { sharedModel, tempDir } from '../helpers/paths'
@@ -35,7 +35,7 @@ describe('KV snapshots through the model worker', () => {
       const next = PUBLISHED_STORIES260K_IDS[40]
       const exact = await source.readKv(0, PROMPT.length, 'f32')
       const half = await source.readKv(0, PROMPT.length, 'f16')
-      expect(exact.byteLength).toBe(PROMPT.length * kvBytesPerToken({ nLayers: header.config.nLayers, rowValues: header.config.nKvHeads * header.config.headDim }, 'f32'))
+      expect(exact.byteLength).toBe(kvBlockBytes(header.config, 'f32', PROMPT.length))
       expect(half.byteLength * 2).toBe(exact.byteLength)
       const want = await source.forward([next], PROMPT.length)
 
@@ -68,7 +68,7 @@ describe('KV snapshots through the model worker', () => {
     }
     source.commit(count)
     const exact = source.readSnapshot(10, 20, 'f32')
-    expect(exact.byteLength).toBe(20 * kvBytesPerToken({ nLayers: 2, rowValues: 8 }, 'f32'))
+    expect(exact.byteLength).toBe(20 * 2 * 2 * 8 * 4)
     const target = new KvCache(shape)
     // positions 0..10 from elsewhere, then the snapshot of 10..30
     target.reserve(30)
@@ -81,6 +81,28 @@ describe('KV snapshots through the model worker', () => {
     const a = source.row(1, 33)
     const b = half.row(1, 33)
     for (let i = 0; i < 8; i++) expect(Math.abs(a.keys[i] - b.keys[i])).toBeLessThanOrEqual(Math.abs(a.keys[i]) / 1024)
+    // int8: a quarter of float32 plus a float32 scale per key channel (8) and per value head and position (2·count),
+    // per layer; each value within half a step of its run's scale (max |v| / 127)
+    const q = source.readSnapshot(0, count, 'i8')
+    expect(q.byteLength).toBe(2 * 2 * 8 * count + 4 * 2 * (8 + 2 * count))
+    const int8 = new KvCache(shape)
+    int8.reserve(count)
+    int8.writeSnapshot(q, count, 'i8')
+    for (let l = 0; l < 2; l++) {
+      const rows = Array.from({ length: count }, (_, p) => source.row(l, p))
+      for (let c = 0; c < 8; c++) {
+        const step = Math.max(...rows.map((r) => Math.abs(r.keys[c]))) / 127
+        for (let p = 0; p < count; p++) expect(Math.abs(int8.row(l, p).keys[c] - rows[p].keys[c])).toBeLessThanOrEqual(step / 2 + 1e-6)
+      }
+      for (let p = 0; p < count; p++) {
+        for (let h = 0; h < 2; h++) {
+          const v = rows[p].values.subarray(h * 4, h * 4 + 4)
+          const step = Math.max(...Array.from(v, Math.abs)) / 127
+          const got = int8.row(l, p).values.subarray(h * 4, h * 4 + 4)
+          for (let d = 0; d < 4; d++) expect(Math.abs(got[d] - v[d])).toBeLessThanOrEqual(step / 2 + 1e-6)
+        }
+      }
+    }
     // unaligned bytes are read too; a wrong length is refused
     const shifted = new Uint8Array(exact.byteLength + 1)
     shifted.set(exact, 1)
@@ -88,6 +110,8 @@ describe('KV snapshots through the model worker', () => {
     again.reserve(20)
     again.writeSnapshot(shifted.subarray(1), 20, 'f32')
     expect(again.row(0, 5)).toEqual(source.row(0, 15))
+    again.truncate(0)
     expect(() => again.writeSnapshot(exact.subarray(1), 20, 'f32')).toThrow(/needs 2560 bytes, got 2559/)
+    expect(again.length).toBe(0)
   })
 })

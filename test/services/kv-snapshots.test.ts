@@ -3,7 +3,7 @@
  * the model is closed and opened again (a restart), and a prompt that continues the conversation is answered from
  * the snapshot — greedily the same tokens as a model that computes everything — for both shared trained models and
  * after an edit (the unchanged prefix only); a damaged block is logged, skipped and recomputed with the same output;
- * another model's snapshots never match.
+ * another model's snapshots never match; a message sent meanwhile stops a save.
  */
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -78,6 +78,30 @@ describe('KV snapshots', () => {
       store.close()
     }, 180_000)
   }
+
+  it('a message sent while a save waits its turn stops the save, and the next save writes what it left', async () => {
+    const store = openStore(join(scratch.dir, 'yield.db'))
+    const snapshots = new KvSnapshots(store.kvBlocks, { budgetBytes: () => 1 << 30, log: () => undefined })
+    const model = await open(sharedModel('stories260K/stories260K.gguf'))
+    try {
+      const prompt = model.encodePrompt(STORY.repeat(5))
+      await greedy(model, prompt, null, 4)
+      // the save is queued first; the next message is queued behind it before the save's turn comes
+      const saving = snapshots.save(model)
+      const next = greedy(model, [...prompt, ...model.encodePrompt(' The end').slice(1)], null, 4)
+      expect(await saving).toBe(0)
+      expect((await next).tokens.length).toBeGreaterThan(0)
+      expect(store.kvBlocks.usage().blocks).toBe(0)
+      // with nothing waiting, the next save writes every block of the cache
+      const written = await snapshots.save(model)
+      expect(written).toBeGreaterThanOrEqual(Math.floor(prompt.length / KV_BLOCK_TOKENS))
+      expect(store.kvBlocks.usage().blocks).toBe(written)
+      expect(await snapshots.save(model)).toBe(0)
+    } finally {
+      await model.dispose()
+      store.close()
+    }
+  }, 120_000)
 
   it("another model's snapshots never match", async () => {
     const store = openStore(join(scratch.dir, 'shared.db'))

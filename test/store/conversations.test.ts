@@ -1,4 +1,4 @@
-/** @file ConversationStore on a real file: CRUD, ordering, soft delete / restore / purge, cascade, corrupt rows. */
+/** @file ConversationStore on a real file: CRUD, ordering, soft delete / restore / purge, cascade, branches, corrupt rows. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ConversationStore, StoreDataError, StoreNotFoundError } from '../../main/store'
 import { storeFixture, type StoreFixture } from './fixture'
@@ -21,7 +21,9 @@ describe('ConversationStore', () => {
       sampling: {},
       createdAtMs: f.clock.now(),
       updatedAtMs: f.clock.now(),
-      deletedAtMs: null
+      deletedAtMs: null,
+      parentId: null,
+      branchSeq: null
     })
     expect(plain.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
 
@@ -130,6 +132,40 @@ describe('ConversationStore', () => {
     const m = messages.append({ conversationId: c.id, role: 'user', content: 'x' })
     db.prepare('DELETE FROM conversations WHERE id = ?').run(c.id)
     expect(messages.get(m.id)).toBeUndefined()
+  })
+
+  it('branches: copies the messages up to the branch point with their stats, links the parent, survives its purge', () => {
+    const { conversations, messages } = f.store
+    const parent = conversations.create({ title: 'Trip', systemPrompt: 'Be brief.', modelId: 'm', sampling: { temperature: 0 } })
+    const stats = { ttftMs: 5, prefillTokensPerSec: 1, decodeTokensPerSec: 1, promptTokens: 3, generatedTokens: 2, model: 'm', devices: ['CPU'], deviceBusy: [], reusedTokens: 0, restoredTokens: 0 }
+    messages.append({ conversationId: parent.id, role: 'user', content: 'one' })
+    const reply = messages.append({ conversationId: parent.id, role: 'assistant', content: 'two', stats })
+    messages.append({ conversationId: parent.id, role: 'user', content: 'three' })
+    f.clock.advance(1000)
+    const branch = conversations.branch(parent.id, reply.seq, 'Trip (branch)')
+    expect(branch).toMatchObject({ title: 'Trip (branch)', systemPrompt: 'Be brief.', modelId: 'm', sampling: { temperature: 0 }, parentId: parent.id, branchSeq: reply.seq, createdAtMs: f.clock.now() })
+    const copied = messages.list(branch.id)
+    expect(copied.map((m) => [m.seq, m.role, m.content])).toEqual([
+      [0, 'user', 'one'],
+      [1, 'assistant', 'two']
+    ])
+    expect(copied[1].stats).toEqual(reply.stats)
+    expect(copied[1].id).not.toBe(reply.id)
+    expect(messages.list(parent.id)).toHaveLength(3)
+    // the copies are searchable as the branch's own
+    expect(conversations.search('two').some((h) => h.conversationId === branch.id)).toBe(true)
+    // a seq the parent lacks, a streaming message, an unknown parent: refused, nothing written
+    const before = conversations.list().length
+    expect(() => conversations.branch(parent.id, 7, '')).toThrow(/has no message 7/)
+    const streaming = messages.append({ conversationId: parent.id, role: 'assistant', content: '', status: 'streaming' })
+    expect(() => conversations.branch(parent.id, streaming.seq, '')).toThrow(/still being written/)
+    expect(() => conversations.branch('nope', 0, '')).toThrow(StoreNotFoundError)
+    expect(conversations.list()).toHaveLength(before)
+    // purging the parent leaves the branch standing on its own
+    conversations.softDelete(parent.id)
+    expect(conversations.purgeDeleted(0)).toBe(1)
+    expect(conversations.get(branch.id)?.parentId).toBeNull()
+    expect(messages.list(branch.id)).toHaveLength(2)
   })
 
   it('keeps data across reopen', () => {

@@ -8,7 +8,6 @@ import Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { parseProfile, type Profile } from '../../main/engine/plan'
 import {
-  ConversationStore,
   LATEST_SCHEMA_VERSION,
   MAX_PROFILE_JSON_BYTES,
   MIGRATIONS,
@@ -105,7 +104,9 @@ describe('migration to the device-profiles schema', () => {
   it('upgrades a v1 file in place, keeping its conversations, and then caches profiles', () => {
     const file = join(scratch.dir, 'tandem.db')
     const v1 = openDatabase(file, MIGRATIONS.slice(0, 1))
-    const c = new ConversationStore(v1).create({ title: 'from v1' })
+    // a v1 row written as v1 wrote it (today's ConversationStore reads columns v1 did not have)
+    const c = { id: 'c-from-v1' }
+    v1.prepare(`INSERT INTO conversations (id, title, system_prompt, model_id, sampling_json, created_at, updated_at) VALUES (?, 'from v1', '', NULL, '{}', 1, 1)`).run(c.id)
     expect(schemaVersion(v1)).toBe(1)
     v1.close()
 

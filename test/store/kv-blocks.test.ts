@@ -9,6 +9,7 @@ import { statSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { kvBlockKey, kvRootKey, openStore, type Store } from '../../main/store'
+import { matchAndRead } from '../helpers/kv-match'
 import { tempDir } from '../helpers/paths'
 
 /** Bytes per token of the toy layout these tests write. */
@@ -57,7 +58,7 @@ describe('KV blocks', () => {
     save(store, root, history, 16)
     // the next prompt continues the history: the whole chain (16 + 16 + 8) matches
     const next = [...history, 900, 901]
-    let m = store.kvBlocks.match(root, next, BPT)
+    let m = matchAndRead(store, root, next, BPT)
     expect(m.tokens).toBe(40)
     expect(m.blocks.map((b) => [b.start, b.tokenCount])).toEqual([
       [0, 16],
@@ -68,14 +69,14 @@ describe('KV blocks', () => {
     expect(m.problems).toEqual([])
     // an edit at token 20 keeps only the first block
     const edited = [...history.slice(0, 20), 555, ...history.slice(21)]
-    expect(store.kvBlocks.match(root, edited, BPT).tokens).toBe(16)
+    expect(matchAndRead(store, root, edited, BPT).tokens).toBe(16)
     // a sequence shorter than the tail block does not take it
-    expect(store.kvBlocks.match(root, history.slice(0, 36), BPT).tokens).toBe(32)
+    expect(matchAndRead(store, root, history.slice(0, 36), BPT).tokens).toBe(32)
     // another model (or KV format) has another root
-    expect(store.kvBlocks.match(kvRootKey('model-b|f16'), next, BPT).tokens).toBe(0)
+    expect(matchAndRead(store, kvRootKey('model-b|f16'), next, BPT).tokens).toBe(0)
     store.close()
     store = openStore(file, { now: () => ++clock })
-    m = store.kvBlocks.match(root, next, BPT)
+    m = matchAndRead(store, root, next, BPT)
     expect(m.tokens).toBe(40)
   })
 
@@ -90,8 +91,8 @@ describe('KV blocks', () => {
     expect(after.blocks).toBe(4)
     expect(after.bytes - before.bytes).toBe(16 * BPT)
     // a branch: both continuations are there
-    expect(store.kvBlocks.match(root, [...system, ...seq(16, 100)], BPT).tokens).toBe(48)
-    expect(store.kvBlocks.match(root, [...system, ...seq(16, 200)], BPT).tokens).toBe(48)
+    expect(matchAndRead(store, root, [...system, ...seq(16, 100)], BPT).tokens).toBe(48)
+    expect(matchAndRead(store, root, [...system, ...seq(16, 200)], BPT).tokens).toBe(48)
   })
 
   it('detects flipped bytes, a truncated blob, another layout and a misplaced block; reports them and removes what follows', () => {
@@ -100,24 +101,24 @@ describe('KV blocks', () => {
     const keys = save(store, root, tokens, 16)
     // flip one byte of block 2
     store.db.prepare('UPDATE kv_block_data SET data = ? WHERE block_n = (SELECT n FROM kv_blocks WHERE key = ?)').run(Buffer.from(kv(32, 16).map((b, i) => (i === 5 ? b ^ 1 : b))), keys[2])
-    let m = store.kvBlocks.match(root, tokens, BPT)
+    let m = matchAndRead(store, root, tokens, BPT)
     expect(m.tokens).toBe(32)
     expect(m.problems).toEqual(['KV block at tokens 32..48: checksum mismatch'])
     // block 2 and its descendant are gone; the intact prefix stays
     expect(store.kvBlocks.usage().blocks).toBe(2)
     save(store, root, tokens, 16)
     store.db.prepare('UPDATE kv_block_data SET data = substr(data, 1, 40) WHERE block_n = (SELECT n FROM kv_blocks WHERE key = ?)').run(keys[1])
-    m = store.kvBlocks.match(root, tokens, BPT)
+    m = matchAndRead(store, root, tokens, BPT)
     expect(m.tokens).toBe(16)
     expect(m.problems[0]).toMatch(/tokens 16\.\.32: truncated: 40 of 128 bytes/)
     save(store, root, tokens, 16)
-    m = store.kvBlocks.match(root, tokens, BPT * 2)
+    m = matchAndRead(store, root, tokens, BPT * 2)
     expect(m.tokens).toBe(0)
     expect(m.problems[0]).toMatch(/128 bytes where this model's layout needs 256/)
     // a block whose stored position disagrees with where the chain puts it
     save(store, root, tokens, 16)
     store.db.prepare('UPDATE kv_blocks SET start = 99 WHERE key = ?').run(keys[3])
-    m = store.kvBlocks.match(root, tokens, BPT)
+    m = matchAndRead(store, root, tokens, BPT)
     expect(m.tokens).toBe(48)
     expect(m.problems[0]).toMatch(/stored for position 99/)
   })
@@ -127,7 +128,7 @@ describe('KV blocks', () => {
     const [first] = save(store, root, seq(16), 16)
     expect(first).toBe(kvBlockKey(root, seq(16)))
     store.db.prepare("UPDATE kv_blocks SET key = 'forged' WHERE key = ?").run(first)
-    expect(store.kvBlocks.match(root, seq(16), BPT).tokens).toBe(0)
+    expect(matchAndRead(store, root, seq(16), BPT).tokens).toBe(0)
     expect(() => store.kvBlocks.put(root, 0, [], kv(0, 1))).toThrow(/1\.\.65536 tokens/)
     expect(() => store.kvBlocks.put(root, 0, [-1], kv(0, 1))).toThrow(/not a non-negative int32/)
   })
@@ -137,15 +138,15 @@ describe('KV blocks', () => {
     const big = (from: number): number[] => seq(512, from)
     for (let c = 0; c < 6; c++) save(store, root, big(c * 1000 + 1), 128)
     // conversation 0 is used again: it becomes the most recent
-    expect(store.kvBlocks.match(root, big(1), BPT).tokens).toBe(512)
+    expect(matchAndRead(store, root, big(1), BPT).tokens).toBe(512)
     const total = store.kvBlocks.usage().bytes
     expect(total).toBe(6 * 512 * BPT)
     const removed = store.kvBlocks.evictTo(2 * 512 * BPT)
     expect(removed).toBe(16)
     expect(store.kvBlocks.usage().bytes).toBeLessThanOrEqual(2 * 512 * BPT)
-    expect(store.kvBlocks.match(root, big(1), BPT).tokens).toBe(512)
-    expect(store.kvBlocks.match(root, big(5001), BPT).tokens).toBe(512)
-    expect(store.kvBlocks.match(root, big(1001), BPT).tokens).toBe(0)
+    expect(matchAndRead(store, root, big(1), BPT).tokens).toBe(512)
+    expect(matchAndRead(store, root, big(5001), BPT).tokens).toBe(512)
+    expect(matchAndRead(store, root, big(1001), BPT).tokens).toBe(0)
 
     for (let c = 0; c < 40; c++) save(store, root, seq(4096, 10_000 * (c + 1)), 1024)
     store.db.pragma('wal_checkpoint(TRUNCATE)')

@@ -7,6 +7,7 @@ import { fork } from 'node:child_process'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { kvRootKey, openStore } from '../../main/store'
+import { matchAndRead } from '../helpers/kv-match'
 import { repoRoot, tempDir } from '../helpers/paths'
 import { KV_CRASH } from './kv-crash-content'
 
@@ -42,7 +43,7 @@ describe('a KV snapshot save killed mid-write', () => {
     try {
       expect(store.db.pragma('integrity_check', { simple: true })).toBe('ok')
       const tokens = Array.from({ length: 200 }, (_, b) => KV_CRASH.tokens(b)).flat()
-      const m = store.kvBlocks.match(kvRootKey(KV_CRASH.fingerprint), tokens, KV_CRASH.bytesPerToken)
+      const m = matchAndRead(store, kvRootKey(KV_CRASH.fingerprint), tokens, KV_CRASH.bytesPerToken)
       expect(m.problems).toEqual([])
       // at least every acknowledged block; possibly the one in flight when it committed just before the kill
       expect(m.blocks.length).toBeGreaterThanOrEqual(acked + 1)

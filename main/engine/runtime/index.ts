@@ -48,7 +48,7 @@ export type { ShadowLayers } from './hetero/device-setup'
 export { DeviceHost, type DeviceHostOptions } from './hetero/device-host'
 export { SCHEDULE_ORDERS, type ScheduleOrder } from './hetero/scheduler'
 export { checkW8A8Request, loadW8A8, type W8A8EngineOptions, type W8A8Request } from './w8a8-setup'
-export { KV_FORMATS, kvBytesPerToken, kvLayoutOf, type KvFormat, type KvLayout } from './kv-snapshot'
+export { KV_FORMATS, kvBlockBytes, kvLayoutOf, KV_SNAPSHOT_LAYOUT_VERSION, type KvFormat, type KvLayout } from './kv-snapshot'
 export { ValueArena } from './hetero/value-arena'
 export {
   profileCacheKeys,

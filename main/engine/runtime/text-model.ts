@@ -66,7 +66,7 @@ export class TextModel {
   }
 
   /** See GenerationLoop.withCache: runs `task` between generations with the token ids the KV cache holds. */
-  withCache<T>(task: (cached: readonly number[]) => Promise<T>): Promise<T> {
+  withCache<T>(task: (cached: readonly number[], interrupted: () => boolean) => Promise<T>): Promise<T> {
     return this.generator.withCache(task)
   }
 

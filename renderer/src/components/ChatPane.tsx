@@ -50,6 +50,8 @@ export interface ChatPaneActions {
   readonly onOpenChatSettings: () => void
   readonly onOpenSettings: () => void
   readonly onNewChat: () => void
+  /** starts a new conversation from a message of this one */
+  readonly onBranch: (messageId: string) => void
 }
 
 interface ChatPaneProps {
@@ -106,6 +108,7 @@ export function ChatPane({ conversation, models, panels, actions, composerRef }:
               focusMessageId={conversation.focusMessageId}
               onRegenerate={chat.regenerate}
               onEdit={chat.edit}
+              onBranch={chat.conversation !== null ? actions.onBranch : undefined}
             />
           )}
           <div className="chat-bottom">

@@ -27,6 +27,8 @@ interface MessageItemProps {
   readonly highlighted: boolean
   readonly onRegenerate: () => void
   readonly onEdit: (messageId: string, content: string) => void
+  /** starts a new conversation from this message (absent: not offered, e.g. in a draft) */
+  readonly onBranch?: (messageId: string) => void
 }
 
 function StatusLine({ message }: { message: Message }): JSX.Element | null {
@@ -184,6 +186,11 @@ export const MessageItem = memo(function MessageItem(props: MessageItemProps): J
             {!isUser && props.isLastReply && (
               <button type="button" className="icon-button" aria-label="Regenerate reply" title="Regenerate" disabled={busy} onClick={props.onRegenerate}>
                 <Icon name="refresh" size={15} />
+              </button>
+            )}
+            {props.onBranch !== undefined && (
+              <button type="button" className="icon-button" aria-label="Branch from here" title="New conversation from here" disabled={busy} onClick={() => props.onBranch?.(message.id)}>
+                <Icon name="branch" size={15} />
               </button>
             )}
             {copied && (

@@ -19,10 +19,11 @@ interface MessageListProps {
   readonly focusMessageId: string | null
   readonly onRegenerate: () => void
   readonly onEdit: (messageId: string, content: string) => void
+  readonly onBranch?: (messageId: string) => void
 }
 
 /** All messages of the open conversation. */
-export function MessageList({ conversationKey, messages, busy, loadProgress, focusMessageId, onRegenerate, onEdit }: MessageListProps): JSX.Element {
+export function MessageList({ conversationKey, messages, busy, loadProgress, focusMessageId, onRegenerate, onEdit, onBranch }: MessageListProps): JSX.Element {
   const scroller = useRef<HTMLDivElement>(null)
   const stick = useRef(true)
   const lastReplyIndex = messages.findLastIndex((m) => m.role === 'assistant')
@@ -65,6 +66,7 @@ export function MessageList({ conversationKey, messages, busy, loadProgress, foc
             highlighted={m.id === focusMessageId}
             onRegenerate={onRegenerate}
             onEdit={onEdit}
+            onBranch={onBranch}
           />
         ))}
       </div>

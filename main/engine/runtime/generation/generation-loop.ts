@@ -85,6 +85,8 @@ export class GenerationLoop {
   /** token ids whose K/V rows are in the model's cache, in position order */
   private cached: number[] = []
   private queue: Promise<unknown> = Promise.resolve()
+  /** generations queued whose turn has not come: a task between generations stops early for them (withCache) */
+  private waiting = 0
 
   constructor(
     private readonly model: ForwardModel,
@@ -101,12 +103,14 @@ export class GenerationLoop {
       wake?.()
       wake = null
     }
-    const run = this.queue.then(() =>
-      this.run(request, (e) => {
+    this.waiting++
+    const run = this.queue.then(() => {
+      this.waiting--
+      return this.run(request, (e) => {
         events.push(e)
         notify()
       })
-    )
+    })
     this.queue = run.catch(() => undefined)
     const result = run.finally(() => {
       done = true
@@ -132,10 +136,12 @@ export class GenerationLoop {
 
   /**
    * Runs `task` with the token ids whose KV rows the cache holds, after the generations already queued and before
-   * any later one (a snapshot reads the cache while nothing can change it).
+   * any later one (a snapshot reads the cache while nothing can change it). `interrupted()` turns true once a
+   * generation is waiting behind the task: a long task (saving a snapshot) should then stop at its next step, so the
+   * user's next message never waits for it.
    */
-  withCache<T>(task: (cached: readonly number[]) => Promise<T>): Promise<T> {
-    const run = this.queue.then(() => task([...this.cached]))
+  withCache<T>(task: (cached: readonly number[], interrupted: () => boolean) => Promise<T>): Promise<T> {
+    const run = this.queue.then(() => task([...this.cached], () => this.waiting > 0))
     this.queue = run.catch(() => undefined)
     return run
   }

@@ -8,7 +8,7 @@
  * token — instead of being allocated at the context length up front.
  */
 
-import { kvBytesPerToken, kvReader, kvWriter, type KvFormat } from '../kv-snapshot'
+import { decodeKvBlock, encodeKvBlock, type KvFormat, type KvRuns } from '../kv-snapshot'
 
 /** Cache geometry. */
 export interface KvCacheShape {
@@ -148,67 +148,31 @@ export class KvCache {
     if (!Number.isInteger(start) || !Number.isInteger(count) || start < 0 || count < 1 || start + count > this.validLength) {
       throw new RangeError(`positions ${start}..${start + count} are not all cached (length ${this.validLength})`)
     }
-    const { nKvHeads, headDim, nLayers } = this.shape
-    const rv = this.rowValues
-    const out = kvWriter(2 * nLayers * count * rv, format)
-    let at = 0
-    for (let l = 0; l < nLayers; l++) {
-      const kb = this.keyBuffers[l]
-      const vb = this.valueBuffers[l]
-      for (let h = 0; h < nKvHeads; h++) {
-        for (let d = 0; d < headDim; d++) {
-          const row = (h * headDim + d) * this.cap + start
-          const col = at + h * headDim + d
-          for (let s = 0; s < count; s++) out.set(col + s * rv, kb[row + s])
-        }
-      }
-      at += count * rv
-      for (let h = 0; h < nKvHeads; h++) {
-        for (let s = 0; s < count; s++) {
-          const from = (h * this.cap + start + s) * headDim
-          const to = at + s * rv + h * headDim
-          for (let d = 0; d < headDim; d++) out.set(to + d, vb[from + d])
-        }
-      }
-      at += count * rv
-    }
-    return out.bytes
+    return encodeKvBlock(this.shape, format, count, this.runs(start, count))
   }
 
   /**
-   * Appends `count` positions of snapshot bytes (kv-snapshot.ts layout) at the end, decoded straight into the buffers,
-   * and commits them. Reserve first.
+   * Appends `count` positions from snapshot bytes (kv-snapshot.ts layout) at the current end; the caller reserves
+   * room first. Throws on a length that does not fit the layout.
    */
   writeSnapshot(bytes: Uint8Array, count: number, format: KvFormat): void {
-    const { nKvHeads, headDim, nLayers } = this.shape
-    const rv = this.rowValues
-    const want = count * kvBytesPerToken({ nLayers, rowValues: rv }, format)
-    if (!Number.isInteger(count) || count < 1 || bytes.byteLength !== want) throw new RangeError(`a KV block of ${count} positions needs ${want} bytes, got ${bytes.byteLength}`)
     const pos = this.validLength
     if (pos + count > this.cap) throw new RangeError(`KV cache full: ${pos} + ${count} > capacity ${this.cap} (reserve first)`)
-    const src = kvReader(bytes, format)
-    let at = 0
-    for (let l = 0; l < nLayers; l++) {
-      const kb = new Uint32Array(this.keyBuffers[l].buffer, this.keyBuffers[l].byteOffset, this.keyBuffers[l].length)
-      const vb = new Uint32Array(this.valueBuffers[l].buffer, this.valueBuffers[l].byteOffset, this.valueBuffers[l].length)
-      for (let h = 0; h < nKvHeads; h++) {
-        for (let d = 0; d < headDim; d++) {
-          const row = (h * headDim + d) * this.cap + pos
-          const col = at + h * headDim + d
-          for (let s = 0; s < count; s++) kb[row + s] = src.bits(col + s * rv)
-        }
-      }
-      at += count * rv
-      for (let h = 0; h < nKvHeads; h++) {
-        for (let s = 0; s < count; s++) {
-          const to = (h * this.cap + pos + s) * headDim
-          const from = at + s * rv + h * headDim
-          for (let d = 0; d < headDim; d++) vb[to + d] = src.bits(from + d)
-        }
-      }
-      at += count * rv
-    }
+    decodeKvBlock(this.shape, format, count, bytes, this.runs(pos, count))
     this.validLength += count
+  }
+
+  /** Positions [start, start + count) as the snapshot layout's runs: per layer, key channel rows, then value rows per head and position. */
+  private runs(start: number, count: number): KvRuns {
+    const { nLayers, nKvHeads, headDim } = this.shape
+    return (visit) => {
+      for (let l = 0; l < nLayers; l++) {
+        const keys = this.keyBuffers[l]
+        for (let r = 0; r < this.rowValues; r++) visit(keys, r * this.cap + start, count)
+        const values = this.valueBuffers[l]
+        for (let h = 0; h < nKvHeads; h++) for (let s = 0; s < count; s++) visit(values, (h * this.cap + start + s) * headDim, headDim)
+      }
+    }
   }
 
   /** Copies row `pos` of layer `l` out position-major (keys and values [nKvHeads·headDim]); for tests and snapshots. */

@@ -9,6 +9,7 @@
  * as they are read; a block that fails is logged with the reason and removed, and its positions are computed.
  * Saving runs between generations (TextModel.withCache), never during one, and only writes blocks not yet stored.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises'
 import { GRAPH_COMPILER_VERSION, kvBlockBytes, kvLayoutOf, KV_SNAPSHOT_LAYOUT_VERSION, type KvFormat, type TextModel } from '../engine'
 import { kvBlockKey, kvRootKey, type KvBlockStore } from '../store'
 import type { KvSnapshotUsage } from '../../preload/api'
@@ -56,7 +57,8 @@ export class KvSnapshots {
       // the last prompt token is always computed: its logits start the reply
       const m = this.blocks.match(root, prompt.slice(0, prompt.length - 1))
       const problems = [...m.problems]
-      // Each block is read and checked here while the worker loads the one before: posted in order, awaited at the end.
+      // Each block is read and checked here while the worker loads the one before: posted in order, awaited at the
+      // end; the event loop gets a turn between blocks, so a long restore never holds up the app's other requests.
       const writes: Promise<void>[] = []
       let restored = live
       for (const b of m.blocks) {
@@ -67,8 +69,12 @@ export class KvSnapshots {
           break
         }
         // room for the whole prompt at once: the cache grows once, not per block
-        writes.push(w.writeKv(b.start, b.tokenCount, this.format, data, prompt.length))
+        const write = w.writeKv(b.start, b.tokenCount, this.format, data, prompt.length)
+        // handled below, after the loop; marked now so a failure during a later turn is not an unhandled rejection
+        write.catch(() => undefined)
+        writes.push(write)
         restored = b.start + b.tokenCount
+        await nextTurn()
       }
       for (const p of problems) this.options.log(`KV snapshot not used: ${p}; computing those positions instead`)
       try {

@@ -4,8 +4,9 @@
  * the same conversation after a restart, an edited message, a regenerated answer, a branch, another conversation
  * with the same system prompt — takes those positions from the snapshot instead of computing them.
  *
- * The snapshot's root is the model fingerprint, the graph compiler, the KV layout, the stored format and the device
- * that holds the cache, so nothing computed another way can match. Blocks are checked (token ids, length, checksum)
+ * The snapshot's root is the model fingerprint, the graph compiler, the KV layout, the stored format and how the
+ * cache is computed (the single session's device, or the device workers' placement and W8A8 calibration), so nothing
+ * computed another way can match. Blocks are checked (token ids, length, checksum)
  * as they are read; a block that fails is logged with the reason and removed, and its positions are computed.
  * Saving runs between generations (TextModel.withCache), never during one, and only writes blocks not yet stored.
  */
@@ -51,7 +52,6 @@ export class KvSnapshots {
   restorer(model: TextModel): (prompt: readonly number[], live: number) => Promise<number> {
     return async (prompt, live) => {
       const root = this.rootOf(model)
-      if (root === null) return live
       const w = model.worker
       const layout = kvLayoutOf(model.info.config)
       // the last prompt token is always computed: its logits start the reply
@@ -107,7 +107,7 @@ export class KvSnapshots {
   save(model: TextModel): Promise<number> {
     return model.withCache(async (cached, interrupted) => {
       const root = this.rootOf(model)
-      if (root === null || cached.length === 0) return 0
+      if (cached.length === 0) return 0
       if (this.options.budgetBytes() === 0) {
         this.blocks.evictTo(0)
         return 0
@@ -128,12 +128,10 @@ export class KvSnapshots {
     })
   }
 
-  /** The chain root of `model`'s snapshots, or null when its engine cannot hand out its cache. */
-  private rootOf(model: TextModel): string | null {
+  /** The chain root of `model`'s snapshots: the weights, the compiler, the KV layout and format, how the cache is computed. */
+  private rootOf(model: TextModel): string {
     const w = model.worker
-    if (!w.kvSnapshots) return null
     const c = model.info.config
-    const devices = w.usage().devices.map((d) => d.id).join('+')
-    return kvRootKey(`${w.fingerprint}|${GRAPH_COMPILER_VERSION}|kv-${KV_SNAPSHOT_LAYOUT_VERSION} ${c.nLayers}x${c.nKvHeads}x${c.headDim}|${this.format}|${devices}`)
+    return kvRootKey(`${w.fingerprint}|${GRAPH_COMPILER_VERSION}|kv-${KV_SNAPSHOT_LAYOUT_VERSION} ${c.nLayers}x${c.nKvHeads}x${c.headDim}|${this.format}|${w.kvSource}`)
   }
 }

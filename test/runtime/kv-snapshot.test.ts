@@ -1,13 +1,16 @@
 /**
  * @file KV rows out of a model worker and into another: stories260K prefilled in one worker, its cache read as
  * snapshot bytes and written into a fresh worker, continues with the same logits as the worker that computed them
- * (float32 bytes: identical; float16: within half precision; int8: within half a step of each channel's or token's scale) — the single CPU session's cache as the device
+ * (float32 bytes: identical; float16: within half precision; int8: within half a step of each channel's or token's scale);
+ * device workers hand out and take their per-layer caches the same way — the single CPU session's cache as the device
  * workers' could not be; a cache's snapshot bytes round-trip and a wrong length is refused.
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import { maxAbsDiff } from '../graph/compare'
 import { loadModel } from '../../main/engine/model'
 import { openModelWorker, type ModelWorkerClient } from '../../main/engine/runtime'
+import { discoverDevices } from '../../main/engine/devices'
+import { parsePlacement, weightInfoOf, type Placement } from '../../main/engine/plan'
 import { kvBlockBytes } from '../../main/engine/runtime/kv-snapshot'
 import { KvCache } from '../../main/engine/runtime/session/kv-cache'
 import { PUBLISHED_STORIES260K_IDS } from '../helpers/published'
@@ -29,7 +32,7 @@ describe('KV snapshots through the model worker', () => {
         return w
       }
       const source = await open()
-      expect(source.kvSnapshots).toBe(true)
+      expect(source.kvSource).toBe('single session on cpu')
       expect(source.fingerprint).toMatch(/^[0-9a-f]{64}$/)
       await source.forward(PROMPT, 0)
       const next = PUBLISHED_STORIES260K_IDS[40]
@@ -50,6 +53,51 @@ describe('KV snapshots through the model worker', () => {
       // a part of the snapshot: the first 16 positions, then the rest computed
       await restored.writeKv(0, 16, 'f32', exact.subarray(0, 16 * (exact.byteLength / PROMPT.length)))
       await expect(restored.writeKv(0, 16, 'f32', exact.subarray(0, 100))).rejects.toThrow(/needs \d+ bytes, got 100/)
+    } finally {
+      await Promise.all(workers.map((w) => w.dispose()))
+    }
+  }, 120_000)
+
+  it('device workers hand out and take their caches by layer, also a layer held by two devices; another placement has another KV source', async () => {
+    const header = await loadModel(sharedModel('stories260K/stories260K.gguf'))
+    if (!header.weights) throw new Error('no weights')
+    const devices = await discoverDevices()
+    // prefill on cpu, decode on cpu-2 with layer 1's attention on cpu: layer 1's cache is held by both workers
+    const placement = parsePlacement(
+      { version: 1, name: 'kv test', prefillChunkTokens: 16, phases: { prefill: { device: 'cpu' }, decode: { device: 'cpu-2', groups: [{ layer: 1, group: 'attention', device: 'cpu' }] } } },
+      header.config,
+      devices,
+      weightInfoOf(header.weights)
+    )
+    const workers: ModelWorkerClient[] = []
+    try {
+      const open = async (p: Placement | undefined): Promise<ModelWorkerClient> => {
+        const w = await openModelWorker(header, { cacheDir: cache.dir, threads: 1, maxContext: 128, ...(p !== undefined && { placement: p, devices }) })
+        workers.push(w)
+        return w
+      }
+      const source = await open(placement)
+      expect(source.kvSource).toMatch(/^device workers [0-9a-f]{64}$/)
+      await source.forward(PROMPT, 0)
+      const next = PUBLISHED_STORIES260K_IDS[40]
+      const exact = await source.readKv(0, PROMPT.length, 'f32')
+      expect(exact.byteLength).toBe(kvBlockBytes(header.config, 'f32', PROMPT.length))
+      // the single session's cache of the same prompt: the same layout, values computed the same way on the CPU
+      const single = await open(undefined)
+      await single.forward(PROMPT, 0)
+      expect(maxAbsDiff(new Float32Array((await single.readKv(0, PROMPT.length, 'f32')).buffer), new Float32Array(exact.slice().buffer))).toBeLessThan(1e-4)
+      const want = await source.forward([next], PROMPT.length)
+
+      const restored = await open(placement)
+      expect(restored.kvSource).toBe(source.kvSource)
+      await restored.writeKv(0, PROMPT.length, 'f32', exact.slice(), PROMPT.length + 8)
+      expect(maxAbsDiff(await restored.forward([next], PROMPT.length), want)).toBe(0)
+      // the decode after it ran on cpu-2 and on cpu (layer 1): both holders of layer 1 took the rows
+      expect(maxAbsDiff(await restored.forward([PUBLISHED_STORIES260K_IDS[41]], PROMPT.length + 1), await source.forward([PUBLISHED_STORIES260K_IDS[41]], PROMPT.length + 1))).toBe(0)
+      await expect(restored.writeKv(0, 4, 'f32', exact.subarray(0, 100))).rejects.toThrow(/needs \d+ bytes, got 100/)
+
+      const other = await open(parsePlacement({ version: 1, name: 'other', prefillChunkTokens: 16, phases: { prefill: { device: 'cpu-2' }, decode: { device: 'cpu' } } }, header.config, devices, weightInfoOf(header.weights)))
+      expect(other.kvSource).not.toBe(source.kvSource)
     } finally {
       await Promise.all(workers.map((w) => w.dispose()))
     }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { ProtocolError } from '../../main/engine/runtime/errors'
+import { parseDeviceMessage } from '../../main/engine/runtime/hetero/device-protocol'
 import { parseWorkerInit, parseWorkerRequest, parseWorkerResponse, requestIdOf } from '../../main/engine/runtime/model-worker/protocol'
 import { loadModel } from '../../main/engine/model'
 import { randomModel } from '../graph/random-model'
@@ -59,8 +60,8 @@ describe('worker response validation', () => {
   const info = { cacheHit: true, compileMs: 1, sessionMs: 2, graphPath: '/g.onnx' }
 
   it('accepts a ready message within the model\'s context and rejects one past it', () => {
-    const ready = parseWorkerResponse({ type: 'ready', contextLength: 16, compileInfo: info, fingerprint: 'ab' }, config)
-    expect(ready).toMatchObject({ type: 'ready', kvSnapshots: false, fingerprint: 'ab' })
+    const ready = parseWorkerResponse({ type: 'ready', contextLength: 16, compileInfo: info, fingerprint: 'ab', kvSource: 'single session on cpu' }, config)
+    expect(ready).toMatchObject({ type: 'ready', kvSource: 'single session on cpu', fingerprint: 'ab' })
     expect(() => parseWorkerResponse({ type: 'ready', contextLength: config.contextLength + 1, compileInfo: info, fingerprint: 'ab' }, config)).toThrow(ProtocolError)
     expect(() => parseWorkerResponse({ type: 'ready', contextLength: 16, compileInfo: { ...info, sessionMs: -1 }, fingerprint: 'ab' }, config)).toThrow(ProtocolError)
     expect(() => parseWorkerResponse({ type: 'ready', contextLength: 16, compileInfo: info }, config)).toThrow(ProtocolError)
@@ -73,6 +74,11 @@ describe('worker response validation', () => {
     expect(() => parseWorkerRequest({ type: 'kv-read', id: 1, start: 0, count: 0, format: 'f16' })).toThrow(ProtocolError)
     expect(() => parseWorkerRequest({ type: 'kv-read', id: 1, start: 0, count: 4, format: 'int4' })).toThrow(ProtocolError)
     expect(() => parseWorkerRequest({ type: 'kv-write', id: 1, start: 0, count: 4, format: 'f32', data: 'bytes' })).toThrow(ProtocolError)
+    // the device workers' messages for one layer's section
+    expect(parseDeviceMessage({ type: 'kv-read', layer: 3, start: 0, count: 4, format: 'i8' })).toEqual({ type: 'kv-read', layer: 3, start: 0, count: 4, format: 'i8' })
+    expect(parseDeviceMessage({ type: 'kv-write', layer: 0, start: 2, count: 4, reserve: 9, format: 'f32', data: new Uint8Array(4) })).toMatchObject({ type: 'kv-write', layer: 0, reserve: 9 })
+    expect(() => parseDeviceMessage({ type: 'kv-read', layer: -1, start: 0, count: 4, format: 'f32' })).toThrow(ProtocolError)
+    expect(() => parseDeviceMessage({ type: 'kv-write', layer: 0, start: 0, count: 4, reserve: 0, format: 'f32', data: [0, 0] })).toThrow(ProtocolError)
   })
 
   it('accepts load progress with a known stage and done within total', () => {

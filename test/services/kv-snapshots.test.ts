@@ -3,11 +3,15 @@
  * the model is closed and opened again (a restart), and a prompt that continues the conversation is answered from
  * the snapshot — greedily the same tokens as a model that computes everything — for both shared trained models and
  * after an edit (the unchanged prefix only); a damaged block is logged, skipped and recomputed with the same output;
- * another model's snapshots never match; a message sent meanwhile stops a save.
+ * another model's snapshots never match; a message sent meanwhile stops a save; a placement on device workers saves
+ * and restores its own snapshots.
  */
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { TextModel, type GenerationResult } from '../../main/engine'
+import { discoverDevices } from '../../main/engine/devices'
+import { loadModel } from '../../main/engine/model'
+import { parsePlacement, weightInfoOf } from '../../main/engine/plan'
 import { KV_BLOCK_TOKENS, KvSnapshots } from '../../main/services/kv-snapshots'
 import { openStore, type Store } from '../../main/store'
 import { sharedModel, tempDir } from '../helpers/paths'
@@ -102,6 +106,41 @@ describe('KV snapshots', () => {
       store.close()
     }
   }, 120_000)
+
+  it('a placement on device workers saves and restores too; the single session does not take its snapshots', async () => {
+    const store = openStore(join(scratch.dir, 'placement.db'))
+    const snapshots = new KvSnapshots(store.kvBlocks, { budgetBytes: () => 1 << 30, log: () => undefined })
+    const path = sharedModel('stories260K/stories260K.gguf')
+    const header = await loadModel(path)
+    if (!header.weights) throw new Error('no weights')
+    const devices = await discoverDevices()
+    const placement = parsePlacement(
+      { version: 1, name: 'two CPU workers', prefillChunkTokens: 64, phases: { prefill: { device: 'cpu', groups: [{ layer: 1, group: 'attention', device: 'cpu-2' }, { layer: 1, group: 'ffn', device: 'cpu-2' }] }, decode: { device: 'cpu-2' } } },
+      header.config,
+      devices,
+      weightInfoOf(header.weights)
+    )
+    const openPlaced = (): Promise<TextModel> => TextModel.open(path, { cacheDir: join(scratch.dir, 'graphs'), threads: 1, maxContext: 1024, placement, devices })
+    let model = await openPlaced()
+    const first = model.encodePrompt(STORY.repeat(6))
+    const reply = await greedy(model, first, snapshots, 8)
+    expect(await snapshots.save(model)).toBeGreaterThan(1)
+    await model.dispose()
+    const next = [...first, ...reply.tokens, ...model.encodePrompt(' The next day').slice(1)]
+    model = await openPlaced()
+    const restored = await greedy(model, next, snapshots)
+    await model.dispose()
+    expect(restored.stats.restoredTokens).toBeGreaterThanOrEqual(2 * KV_BLOCK_TOKENS)
+    model = await openPlaced()
+    const recomputed = await greedy(model, next, null)
+    await model.dispose()
+    expect(restored.tokens).toEqual(recomputed.tokens)
+    // the single CPU session computes the cache another way: it never takes these blocks
+    const single = await open(path)
+    expect((await greedy(single, next, snapshots, 4)).stats.restoredTokens).toBe(0)
+    await single.dispose()
+    store.close()
+  }, 180_000)
 
   it("another model's snapshots never match", async () => {
     const store = openStore(join(scratch.dir, 'shared.db'))

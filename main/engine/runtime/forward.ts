@@ -24,17 +24,14 @@ export interface ForwardEngine {
   forward(tokens: readonly number[], pos: number, cancelled?: () => boolean): Promise<Float32Array>
   /** Rewinds the cache to `pos` positions. */
   truncate(pos: number): void
-  /**
-   * Cached positions [start, start + count) as snapshot bytes in `format` (kv-snapshot.ts), or null when this engine
-   * keeps its cache where it cannot hand it out (the device workers' caches live in their threads).
-   */
-  readKv(start: number, count: number, format: KvFormat): Uint8Array | null
+  /** Cached positions [start, start + count) as snapshot bytes in `format` (kv-snapshot.ts). */
+  readKv(start: number, count: number, format: KvFormat): Promise<Uint8Array>
   /**
    * Puts `count` positions of snapshot bytes at positions start.. (the cache is rewound to `start` first, which must be
    * ≤ cacheLength), making room for `reserve` positions at once when larger (a restore of many blocks grows the cache
-   * once, not per block); false when this engine cannot take them (the caller computes those positions instead).
+   * once, not per block).
    */
-  writeKv(start: number, count: number, format: KvFormat, bytes: Uint8Array, reserve?: number): boolean
+  writeKv(start: number, count: number, format: KvFormat, bytes: Uint8Array, reserve?: number): Promise<void>
   dispose(): Promise<void>
 }
 

@@ -7,11 +7,13 @@
  *
  * - 'f32': the runs' float32 values back to back (exact).
  * - 'f16': the same as float16 (half the bytes; llama.cpp's default KV type).
- * - 'i8': one float32 scale per run (max |v| / 127), every scale first, then every run's values as int8 — so scales
+ * - 'i8': each run as its float32 scale (max |v| / 127, little-endian) followed by its values as int8 — so scales
  *   are per channel for keys and per token and head for values, KIVI's split (keys have outlier channels, values
  *   do not). A quarter of float32, plus 4 bytes per run.
  *
- * The format is part of the snapshot's fingerprint, so bytes of one format are never read as another.
+ * In every format a block is its layers' sections back to back, so a cache split across devices by layer (device
+ * workers) reads and writes each layer's section on the device that holds it. The format is part of the snapshot's
+ * fingerprint, so bytes of one format are never read as another.
  */
 import { f16ToF32BitsTable, f32ToF16 } from '../model'
 
@@ -80,14 +82,14 @@ export function encodeKvBlock(layout: KvLayout, format: KvFormat, count: number,
       at += length
     })
   } else {
-    const scales = new Float32Array(bytes.buffer, 0, kvRuns(layout, count))
-    const out = new Int8Array(bytes.buffer, scales.byteLength)
-    let run = 0
+    const view = new DataView(bytes.buffer)
+    const out = new Int8Array(bytes.buffer)
     runs((buf, offset, length) => {
       let max = 0
       for (let i = 0; i < length; i++) max = Math.max(max, Math.abs(buf[offset + i]))
       const scale = Math.fround(max / I8_LEVELS)
-      scales[run++] = scale
+      view.setFloat32(at, scale, true)
+      at += 4
       // a run of zeros keeps scale 0 and int8 zeros; the clamp guards against rounding up past 127
       if (scale > 0) for (let i = 0; i < length; i++) out[at + i] = Math.max(-I8_LEVELS, Math.min(I8_LEVELS, Math.round(buf[offset + i] / scale)))
       at += length
@@ -115,11 +117,11 @@ export function decodeKvBlock(layout: KvLayout, format: KvFormat, count: number,
       at += length
     })
   } else {
-    const scales = new Float32Array(aligned.buffer, aligned.byteOffset, kvRuns(layout, count))
-    const src = new Int8Array(aligned.buffer, aligned.byteOffset + scales.byteLength, kvValues(layout, count))
-    let run = 0
+    const view = new DataView(aligned.buffer, aligned.byteOffset, aligned.byteLength)
+    const src = new Int8Array(aligned.buffer, aligned.byteOffset, aligned.byteLength)
     runs((buf, offset, length) => {
-      const scale = scales[run++]
+      const scale = view.getFloat32(at, true)
+      at += 4
       for (let i = 0; i < length; i++) buf[offset + i] = src[at + i] * scale
       at += length
     })

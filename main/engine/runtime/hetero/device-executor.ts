@@ -94,8 +94,8 @@ export class DeviceExecutor {
     this.maxRows = rows
   }
 
-  /** Applies one port message (validated here); a 'measure' returns the median run ms, the others nothing. */
-  async apply(raw: unknown): Promise<number | null> {
+  /** Applies one port message (validated here); a 'measure' returns the median run ms, a 'kv-read' the bytes, the others nothing. */
+  async apply(raw: unknown): Promise<number | Uint8Array | null> {
     const m = parseDeviceMessage(raw)
     switch (m.type) {
       case 'session': {
@@ -121,6 +121,18 @@ export class DeviceExecutor {
       case 'program':
         this.programs[m.id] = this.bind(m.program)
         return null
+      case 'kv-read':
+        return this.cache(m.layer, 'a KV snapshot').readSnapshot(m.start, m.count, m.format)
+      case 'kv-write': {
+        const c = this.cache(m.layer, 'a KV snapshot')
+        if (m.start > c.length) throw new RangeError(`layer ${m.layer}'s cache holds ${c.length} positions, not ${m.start}`)
+        const maxLen = this.init.kv.maxLen
+        if (m.start + m.count > maxLen) throw new RangeError(`cannot write ${m.count} KV positions at ${m.start} (context ${maxLen})`)
+        c.truncate(m.start)
+        c.reserve(Math.min(maxLen, Math.max(m.start + m.count, m.reserve)))
+        c.writeSnapshot(m.data, m.count, m.format)
+        return null
+      }
       case 'measure': {
         const entry = this.sessions.get(m.request.session)
         if (!entry) throw new Error(`device ${this.init.deviceId}: no session ${m.request.session} to time`)

@@ -8,6 +8,7 @@ import { MessageChannel, type Worker } from 'node:worker_threads'
 import { WorkerExitedError } from '../errors'
 import { CommandChannel, createControlBuffer } from './handoff'
 import { OP, type DeviceMessage, type DeviceProgram, type DeviceWorkerInit, type KvGeometry } from './device-protocol'
+import type { KvFormat } from '../kv-snapshot'
 import type { TimingRequest } from './session-timing'
 import type { ArenaInit, Parity } from './value-arena'
 import { startWorkerThread, workerEntryUrl } from '../worker-thread'
@@ -94,6 +95,20 @@ export class DeviceHost {
   /** Allocates this device's KV caches for `layers`. */
   async holdLayers(layers: readonly number[]): Promise<void> {
     await this.send({ type: 'kv', layers })
+  }
+
+  /** Positions [start, start + count) of layer `layer`'s cache as snapshot bytes. */
+  async readKv(layer: number, start: number, count: number, format: KvFormat): Promise<Uint8Array> {
+    this.channel.post({ type: 'kv-read', layer, start, count, format } satisfies DeviceMessage)
+    const data = await this.channel.callForReply(OP.message)
+    if (!(data instanceof Uint8Array)) throw new Error(`device ${this.deviceId} replied to a KV read without bytes`)
+    return data
+  }
+
+  /** Puts one layer's snapshot bytes at positions start.. of its cache (`data` is copied: the caller's block stays whole). */
+  async writeKv(layer: number, start: number, count: number, format: KvFormat, data: Uint8Array, reserve: number): Promise<void> {
+    const own = data.slice()
+    await this.send({ type: 'kv-write', layer, start, count, reserve, format, data: own }, [own.buffer])
   }
 
   /** Runs program `id` for a chunk; resolves when its outputs are in the arena. */

@@ -12,7 +12,8 @@ import { FieldReader, failWith, isRecord } from '../../../common/reader'
 import { MAX_DEVICE_ID_LENGTH, MAX_PROVIDER_OPTIONS } from '../../devices'
 import { isControlBuffer } from './handoff'
 import { readTimingRequest, type TimingRequest } from './session-timing'
-import { MAX_PATH_LENGTH, MAX_POSITION } from '../wire-limits'
+import { KV_FORMATS, type KvFormat } from '../kv-snapshot'
+import { kvBytesField, MAX_PATH_LENGTH, MAX_POSITION } from '../wire-limits'
 import { MAX_USAGE_DEVICES } from '../usage'
 
 /** Command op codes (control block slot 3). */
@@ -123,6 +124,10 @@ export type DeviceMessage =
   | { readonly type: 'release'; readonly key: string }
   | { readonly type: 'program'; readonly id: number; readonly program: DeviceProgram }
   | { readonly type: 'kv'; readonly layers: readonly number[] }
+  /** positions [start, start + count) of layer `layer`'s cache as snapshot bytes (the reply) */
+  | { readonly type: 'kv-read'; readonly layer: number; readonly start: number; readonly count: number; readonly format: KvFormat }
+  /** snapshot bytes of one layer put at positions start.. of its cache, room made for `reserve` positions */
+  | { readonly type: 'kv-write'; readonly layer: number; readonly start: number; readonly count: number; readonly reserve: number; readonly format: KvFormat; readonly data: Uint8Array }
   | { readonly type: 'measure'; readonly request: TimingRequest }
 
 /** Largest fixed token count of a static-shape graph (the longest prefill chunk). */
@@ -190,7 +195,7 @@ function readProgram(r: FieldReader): DeviceProgram {
 /** Validates a port message. */
 export function parseDeviceMessage(v: unknown): DeviceMessage {
   const r = new FieldReader(fail, 'device message', v)
-  switch (r.choice('type', ['session', 'release', 'program', 'kv', 'measure'])) {
+  switch (r.choice('type', ['session', 'release', 'program', 'kv', 'kv-read', 'kv-write', 'measure'])) {
     case 'session': {
       const raw = r.raw('model')
       const model = raw instanceof Uint8Array && raw.length > 0 ? raw : r.string('model', MAX_PATH_LENGTH)
@@ -204,5 +209,11 @@ export function parseDeviceMessage(v: unknown): DeviceMessage {
       return { type: 'program', id: r.int('id', 0, MAX_PROGRAMS - 1), program: readProgram(r.record('program')) }
     case 'kv':
       return { type: 'kv', layers: r.ints('layers', MAX_LAYER_INDEX + 1, 0, MAX_LAYER_INDEX) }
+    case 'kv-read':
+      return { type: 'kv-read', layer: r.int('layer', 0, MAX_LAYER_INDEX), start: r.int('start', 0, MAX_POSITION), count: r.int('count', 1, MAX_POSITION), format: r.choice('format', KV_FORMATS) }
+    case 'kv-write': {
+      const data = kvBytesField(r, 'data')
+      return { type: 'kv-write', layer: r.int('layer', 0, MAX_LAYER_INDEX), start: r.int('start', 0, MAX_POSITION), count: r.int('count', 1, MAX_POSITION), reserve: r.int('reserve', 0, MAX_POSITION), format: r.choice('format', KV_FORMATS), data }
+    }
   }
 }

@@ -21,8 +21,9 @@ await serveCommands(init.control, init.port, async (op, args) => {
     case OP.message: {
       const m = receiveMessageOnPort(init.port)
       if (m === undefined) throw new ProtocolError('message command without a message on the port')
-      const ms = await executor.apply(m.message)
-      if (ms !== null) reply(init.port, ms)
+      const answer = await executor.apply(m.message)
+      if (answer instanceof Uint8Array && answer.buffer instanceof ArrayBuffer) reply(init.port, answer, [answer.buffer])
+      else if (answer !== null) reply(init.port, answer)
       return true
     }
     case OP.run: {

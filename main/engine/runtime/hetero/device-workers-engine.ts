@@ -20,6 +20,7 @@ import { deviceSetupOf, type DeviceSetup, type ShadowLayers } from './device-set
 import { runSchedule, type ScheduleOrder } from './scheduler'
 import type { TaskGraph } from './task-graph'
 import { buildForwardDag, HOST_DEVICE, type ForwardTask } from './forward-dag'
+import { kvBlockBytes, type KvFormat } from '../kv-snapshot'
 import { MAX_USAGE_DEVICES, UsageBoard, type DeviceUsage } from '../usage'
 import { ValueArena } from './value-arena'
 
@@ -79,6 +80,8 @@ export class DeviceWorkersEngine implements ForwardEngine {
   /** devices in use, in usage-board slot order */
   readonly deviceIds: readonly string[]
   private readonly graphs = new Map<string, TaskGraph<ForwardTask>>()
+  /** layer → the devices holding its KV cache */
+  private readonly kvHolders = new Map<number, string[]>()
   private length = 0
   private running = false
   private disposed = false
@@ -97,6 +100,7 @@ export class DeviceWorkersEngine implements ForwardEngine {
     this.config = model.config
     this.deviceIds = setup.devices
     this.prefillChunkTokens = setup.chunkRows
+    for (const [device, layers] of setup.kvLayers) for (const l of layers) this.kvHolders.set(l, [...(this.kvHolders.get(l) ?? []), device])
   }
 
   /**
@@ -232,14 +236,55 @@ export class DeviceWorkersEngine implements ForwardEngine {
     this.length = pos
   }
 
-  /** See ForwardEngine.readKv: the caches live in the device workers' threads, so no snapshot is taken. */
-  readKv(): null {
-    return null
+  /**
+   * See ForwardEngine.readKv: each layer's section from a device that holds its cache (a layer held by two devices —
+   * prefill on one, decode on another — has the same rows in both), concatenated in layer order.
+   */
+  async readKv(start: number, count: number, format: KvFormat): Promise<Uint8Array> {
+    this.checkKvIdle()
+    if (!Number.isInteger(start) || !Number.isInteger(count) || start < 0 || count < 1 || start + count > this.length) {
+      throw new RangeError(`positions ${start}..${start + count} are not all cached (length ${this.length})`)
+    }
+    const sections: Uint8Array[] = []
+    for (let l = 0; l < this.config.nLayers; l++) sections.push(await this.kvHost(l, 0).readKv(l, start, count, format))
+    const out = new Uint8Array(sections.reduce((n, s) => n + s.byteLength, 0))
+    let at = 0
+    for (const s of sections) {
+      out.set(s, at)
+      at += s.byteLength
+    }
+    return out
   }
 
-  /** See ForwardEngine.writeKv: the device workers compute the positions instead. */
-  writeKv(): boolean {
-    return false
+  /** See ForwardEngine.writeKv: each layer's section to every device that holds that layer's cache. */
+  async writeKv(start: number, count: number, format: KvFormat, bytes: Uint8Array, reserve = 0): Promise<void> {
+    this.checkKvIdle()
+    if (!Number.isInteger(start) || start < 0 || start > this.length) throw new RangeError(`cannot write KV positions at ${start}: the cache holds ${this.length}`)
+    if (!Number.isInteger(count) || count < 1 || start + count > this.contextLength) throw new RangeError(`cannot write ${count} KV positions at ${start} (context ${this.contextLength})`)
+    const c = this.config
+    const section = kvBlockBytes({ nLayers: 1, nKvHeads: c.nKvHeads, headDim: c.headDim }, format, count)
+    if (bytes.byteLength !== section * c.nLayers) throw new RangeError(`a KV block of ${count} positions needs ${section * c.nLayers} bytes, got ${bytes.byteLength}`)
+    // a failed write leaves the caches rewound to `start`
+    this.length = Math.min(this.length, start)
+    for (let l = 0; l < c.nLayers; l++) {
+      const part = bytes.subarray(l * section, (l + 1) * section)
+      const holders = this.kvHolders.get(l) ?? []
+      for (let i = 0; i < holders.length; i++) await this.kvHost(l, i).writeKv(l, start, count, format, part, reserve)
+    }
+    this.length = start + count
+  }
+
+  private checkKvIdle(): void {
+    if (this.disposed) throw new Error('device-workers engine disposed')
+    if (this.running) throw new Error('a KV snapshot cannot be taken while a forward runs')
+  }
+
+  /** The worker of the `i`-th device holding layer `layer`'s cache. */
+  private kvHost(layer: number, i: number): DeviceHost {
+    const id = this.kvHolders.get(layer)?.[i]
+    const host = id === undefined ? undefined : this.hosts.get(id)
+    if (host === undefined) throw new Error(`no device holds layer ${layer}'s KV cache`)
+    return host
   }
 
   /** Ends every device worker (releasing its sessions). */

@@ -154,10 +154,10 @@ export class CommandChannel {
 /** What a worker's command handler sees: the op and a view of its args. */
 export type CommandHandler = (op: number, args: Int32Array) => Promise<boolean> | boolean
 
-/** Worker side: posts the reply of the command being handled (read by the coordinator's `callForReply`). */
-export function reply(port: MessagePort, value: unknown): void {
+/** Worker side: posts the reply of the command being handled (read by the coordinator's `callForReply`); `transfer` moves buffers. */
+export function reply(port: MessagePort, value: unknown, transfer: ArrayBuffer[] = []): void {
   const message: Reply = { type: 'reply', value }
-  port.postMessage(message)
+  port.postMessage(message, transfer)
 }
 
 /**

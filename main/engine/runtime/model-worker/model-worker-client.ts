@@ -10,7 +10,8 @@ import type { Placement } from '../../plan'
 import { ContextOverflowError, ForwardCancelledError, ProtocolError, WorkerExitedError } from '../errors'
 import type { CompileInfo, GraphVerification } from '../session/open-cached-graph'
 import { loadModel, type LoadedModel, type ModelConfig } from '../../model'
-import { MAX_FORWARD_TOKENS, MAX_KV_WIRE_BYTES, parseWorkerResponse, type WireError, type WorkerInit, type WorkerRequest } from './protocol'
+import { MAX_KV_WIRE_BYTES } from '../wire-limits'
+import { MAX_FORWARD_TOKENS, parseWorkerResponse, type WireError, type WorkerInit, type WorkerRequest } from './protocol'
 import type { KvFormat } from '../kv-snapshot'
 import { startWorkerThread, workerEntryUrl } from '../worker-thread'
 import { UsageBoard, type DeviceUsage } from '../usage'
@@ -66,8 +67,11 @@ export interface ModelWorkerClient {
   forward(tokens: readonly number[], pos: number, signal?: AbortSignal): Promise<Float32Array>
   /** Rewinds the KV cache to `pos` positions. */
   truncate(pos: number): Promise<void>
-  /** Whether the engine hands out and takes KV rows (the single CPU session does; device workers do not). */
-  readonly kvSnapshots: boolean
+  /**
+   * What the KV cache's values depend on besides the weights: the device of the single session, or a hash of the
+   * placement and W8A8 calibration of device workers (a snapshot computed one way never restores into another).
+   */
+  readonly kvSource: string
   /** The model's fingerprint, as the graph cache keys it (config, tensor names, shapes, encodings, sampled rows). */
   readonly fingerprint: string
   /** The cached positions [start, start + count) as snapshot bytes in `format` (kv-snapshot.ts). */
@@ -108,7 +112,7 @@ interface Ready {
   readonly contextLength: number
   readonly compileInfo: CompileInfo
   readonly usageDevices: readonly string[]
-  readonly kvSnapshots: boolean
+  readonly kvSource: string
   readonly fingerprint: string
 }
 
@@ -248,7 +252,7 @@ export async function openModelWorker(model: string | ModelHeader, options: Mode
     async truncate(pos) {
       await call({ type: 'truncate', pos })
     },
-    kvSnapshots: ready.kvSnapshots,
+    kvSource: ready.kvSource,
     fingerprint: ready.fingerprint,
     async readKv(start, count, format) {
       const data = await call({ type: 'kv-read', start, count, format })

@@ -6,6 +6,7 @@
  * onnxruntime-node's run() blocks its thread, which is why this lives in a worker: the caller's thread
  * stays responsive. Busy time goes to the client's shared usage board, read by the caller at will.
  */
+import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { parentPort, workerData } from 'node:worker_threads'
 import { readWeights, type ModelConfig } from '../../model'
@@ -19,7 +20,7 @@ import { resolveContext } from '../context'
 import { openCachedGraph, verifyCachedGraph, type CompileInfo, type GraphVerification } from '../session/open-cached-graph'
 import { SingleSessionEngine } from '../session/single-session-engine'
 import { UsageBoard } from '../usage'
-import { loadW8A8 } from '../w8a8-setup'
+import { loadW8A8, type W8A8EngineOptions } from '../w8a8-setup'
 import { parseWorkerInit, parseWorkerRequest, requestIdOf, toWireError, type WorkerInit, type WorkerRequest, type WorkerResponse } from './protocol'
 
 const port = parentPort
@@ -64,6 +65,14 @@ async function whenIdle(): Promise<void> {
   }
 }
 
+/**
+ * The KV source of device workers: a hash of the placement (which device runs what, the chunking) and of the W8A8
+ * calibration applied, since either changes the cached values.
+ */
+function deviceWorkersKvSource(init: WorkerInit, w8a8: W8A8EngineOptions | null): string {
+  return `device workers ${createHash('sha256').update(JSON.stringify({ placement: init.placement, w8a8 })).digest('hex')}`
+}
+
 async function start(init: WorkerInit): Promise<ForwardEngine> {
   // the caller parsed the header; only the weights are read here
   const weights = readWeights(init.layout)
@@ -80,7 +89,7 @@ async function start(init: WorkerInit): Promise<ForwardEngine> {
     const prefillChunkTokens = placement?.prefillChunkTokens ?? prefillChunkOf(c, init.prefillChunkTokens)
     const engine = new SingleSessionEngine(compilable, session, { contextLength, prefillChunkTokens, usage: { board, slot: 0 } })
     const device = choice?.kind === 'single-session' ? choice.device.id : 'cpu'
-    post({ type: 'ready', contextLength, compileInfo: info, usageDevices: [device], kvSnapshots: true, fingerprint: modelFingerprint(compilable) })
+    post({ type: 'ready', contextLength, compileInfo: info, usageDevices: [device], kvSource: `single session on ${device}`, fingerprint: modelFingerprint(compilable) })
     // a compile hashed these very bytes; a cache hit trusted a sample of them, so check them all now, between requests
     const check = info.cacheHit ? verifyCachedGraph(compilable, info.graphPath, whenIdle) : Promise.resolve<GraphVerification>('verified')
     void check.then(
@@ -98,7 +107,7 @@ async function start(init: WorkerInit): Promise<ForwardEngine> {
     sessionMs: Math.max(0, s.setupMs - s.compileMs),
     graphPath: `${s.cacheDir} (${s.graphs} graphs on ${engine.deviceIds.join(', ')}, ${s.cacheHits} from the cache)`
   }
-  post({ type: 'ready', contextLength, compileInfo, usageDevices: engine.deviceIds, kvSnapshots: false, fingerprint: modelFingerprint(compilable) })
+  post({ type: 'ready', contextLength, compileInfo, usageDevices: engine.deviceIds, kvSource: deviceWorkersKvSource(init, w8a8), fingerprint: modelFingerprint(compilable) })
   // device segments record no content hash (their fingerprint key alone decides)
   post({ type: 'verification', result: 'unchecked' })
   return engine
@@ -119,15 +128,14 @@ async function handle(engine: ForwardEngine, request: WorkerRequest, cancel: Int
       post({ type: 'done', id: request.id })
       return true
     case 'kv-read': {
-      const data = engine.readKv(request.start, request.count, request.format)
-      if (data === null) throw new Error('this placement keeps its KV cache in its device workers: no snapshot')
+      const data = await engine.readKv(request.start, request.count, request.format)
       const buffer = data.buffer
       if (!(buffer instanceof ArrayBuffer)) throw new Error('KV bytes are not in a transferable buffer')
       post({ type: 'kv', id: request.id, data }, [buffer])
       return true
     }
     case 'kv-write':
-      if (!engine.writeKv(request.start, request.count, request.format, request.data, request.reserve)) throw new Error('this placement keeps its KV cache in its device workers: it cannot take a snapshot')
+      await engine.writeKv(request.start, request.count, request.format, request.data, request.reserve)
       post({ type: 'done', id: request.id })
       return true
     case 'dispose':

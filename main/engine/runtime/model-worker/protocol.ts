@@ -10,7 +10,7 @@ import { ProtocolError } from '../errors'
 import { readLoadProgress, type LoadProgress } from '../load-progress'
 import { GRAPH_VERIFICATIONS, type CompileInfo, type GraphVerification } from '../session/open-cached-graph'
 import { MAX_USAGE_DEVICES } from '../usage'
-import { MAX_PATH_LENGTH, MAX_POSITION } from '../wire-limits'
+import { kvBytesField, MAX_PATH_LENGTH, MAX_POSITION } from '../wire-limits'
 import type { W8A8Request } from '../w8a8-setup'
 import { KV_FORMATS, type KvFormat } from '../kv-snapshot'
 
@@ -43,8 +43,6 @@ export interface WorkerInit {
   readonly cancel: SharedArrayBuffer
 }
 
-/** Largest KV snapshot block one request carries (bytes). */
-export const MAX_KV_WIRE_BYTES = 1 << 30
 
 /** main -> worker. */
 export type WorkerRequest =
@@ -70,8 +68,8 @@ export type WorkerResponse =
       readonly compileInfo: CompileInfo
       /** the devices in use, in usage-board slot order (a missing field reads as none) */
       readonly usageDevices: readonly string[]
-      /** whether the engine hands out and takes KV rows (kv-read / kv-write; a missing field reads as false) */
-      readonly kvSnapshots: boolean
+      /** what the KV cache's values depend on besides the weights (ModelWorkerClient.kvSource) */
+      readonly kvSource: string
       /** the model's fingerprint (graph cache key material: config, tensors, sampled rows) */
       readonly fingerprint: string
     }
@@ -109,6 +107,9 @@ export function parseWorkerInit(v: unknown): WorkerInit {
   }
 }
 
+/** Longest KV source description accepted (a device id, or a placement hash). */
+const MAX_KV_SOURCE_LENGTH = 256
+
 /** Validates a request; throws ProtocolError naming what is wrong. */
 export function parseWorkerRequest(v: unknown): WorkerRequest {
   const r = new FieldReader(fail, 'request', v)
@@ -121,8 +122,7 @@ export function parseWorkerRequest(v: unknown): WorkerRequest {
     case 'kv-read':
       return { type: 'kv-read', id, start: r.int('start', 0, MAX_POSITION), count: r.int('count', 1, MAX_POSITION), format: r.choice('format', KV_FORMATS) }
     case 'kv-write': {
-      const data = r.raw('data')
-      if (!(data instanceof Uint8Array) || data.byteLength > MAX_KV_WIRE_BYTES) return r.reject('data', `expected a Uint8Array of at most ${MAX_KV_WIRE_BYTES} bytes`)
+      const data = kvBytesField(r, 'data')
       return { type: 'kv-write', id, start: r.int('start', 0, MAX_POSITION), count: r.int('count', 1, MAX_POSITION), reserve: r.int('reserve', 0, MAX_POSITION), format: r.choice('format', KV_FORMATS), data }
     }
     case 'dispose':
@@ -153,7 +153,7 @@ export function parseWorkerResponse(v: unknown, config: ModelConfig): WorkerResp
         contextLength: r.int('contextLength', 1, config.contextLength),
         compileInfo: { cacheHit: info.bool('cacheHit'), compileMs: info.number('compileMs', 0, Infinity), sessionMs: info.number('sessionMs', 0, Infinity), graphPath: info.string('graphPath', MAX_PATH_LENGTH) },
         usageDevices: r.raw('usageDevices') === undefined ? [] : r.strings('usageDevices', MAX_USAGE_DEVICES, MAX_DEVICE_ID_LENGTH),
-        kvSnapshots: r.raw('kvSnapshots') === true,
+        kvSource: r.string('kvSource', MAX_KV_SOURCE_LENGTH),
         fingerprint: r.string('fingerprint', 128)
       }
     }
@@ -170,8 +170,7 @@ export function parseWorkerResponse(v: unknown, config: ModelConfig): WorkerResp
       return { type: 'logits', id: r.int('id', 0, Number.MAX_SAFE_INTEGER), logits }
     }
     case 'kv': {
-      const data = r.raw('data')
-      if (!(data instanceof Uint8Array) || data.byteLength > MAX_KV_WIRE_BYTES) return r.reject('data', `expected a Uint8Array of at most ${MAX_KV_WIRE_BYTES} bytes`)
+      const data = kvBytesField(r, 'data')
       return { type: 'kv', id: r.int('id', 0, Number.MAX_SAFE_INTEGER), data }
     }
     case 'done':

@@ -93,17 +93,16 @@ export class SingleSessionEngine implements ForwardEngine {
   }
 
   /** See ForwardEngine.readKv. */
-  readKv(start: number, count: number, format: KvFormat): Uint8Array {
+  async readKv(start: number, count: number, format: KvFormat): Promise<Uint8Array> {
     return this.cache.readSnapshot(start, count, format)
   }
 
   /** See ForwardEngine.writeKv. */
-  writeKv(start: number, count: number, format: KvFormat, bytes: Uint8Array, reserve = 0): boolean {
+  async writeKv(start: number, count: number, format: KvFormat, bytes: Uint8Array, reserve = 0): Promise<void> {
     if (!Number.isInteger(count) || count < 1 || start + count > this.contextLength) throw new RangeError(`cannot write ${count} KV positions at ${start} (context ${this.contextLength})`)
     this.cache.truncate(start)
     this.cache.reserve(Math.min(this.contextLength, Math.max(start + count, reserve)))
     this.cache.writeSnapshot(bytes, count, format)
-    return true
   }
 
   /** Releases the session. */

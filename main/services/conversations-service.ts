@@ -19,6 +19,9 @@ import type { SettingsService } from './settings-service'
 /** How long a deleted conversation can be restored before startup purges it. */
 export const DELETED_RETENTION_MS = 7 * 24 * 3600 * 1000
 
+/** Added to a branch's title (the parent's). */
+const BRANCH_SUFFIX = ' (branch)'
+
 /** Most search hits returned at once. */
 const SEARCH_LIMIT = 50
 
@@ -122,7 +125,8 @@ export class ConversationsService {
     const m = this.store.messages.get(messageId)
     if (m === undefined || m.conversationId !== id) throw new ApiError('NotFoundError', `Message ${messageId} is not in conversation ${id}.`)
     if (m.status === 'streaming') throw new ApiError('BusyError', 'A reply being written cannot be branched from; stop it or wait for it first.')
-    const title = parent.title === '' ? '' : `${parent.title} (branch)`.slice(0, API_LIMITS.maxTitleChars)
+    // a branch of a branch keeps one suffix: the sidebar's nesting shows the depth
+    const title = parent.title === '' || parent.title.endsWith(BRANCH_SUFFIX) ? parent.title : `${parent.title}${BRANCH_SUFFIX}`.slice(0, API_LIMITS.maxTitleChars)
     return this.toApi(this.store.conversations.branch(id, m.seq, title))
   }
 

@@ -276,6 +276,8 @@ test('keyboard: Shift+Enter adds a line, Enter sends, Ctrl+N starts a new chat',
 test('branches from a reply: a new conversation with the messages up to it, listed under its parent', async ({ page }) => {
   await openApp(page)
   await chooseModel(page, FAST_MODEL)
+  // short replies: the server paces every token, and this test is about the conversations, not the text
+  await setChatSampling(page, { temperature: 0, maxTokens: 12 })
   await sendMessage(page, 'The dog')
   await waitForReplyEnd(replies(page).last())
   await sendMessage(page, 'The cat')

@@ -29,6 +29,8 @@ export interface BenchArgs {
   readonly onlyNpuSchedule: boolean
   /** --only kv-snapshots: continuing a conversation, KV snapshot restore vs recompute */
   readonly onlyKvSnapshots: boolean
+  /** --only summaries: a 50-page PDF summarized map-reduce by the 110M shape */
+  readonly onlySummaries: boolean
 }
 
 /** Most repetitions accepted (each is a full prefill or 128-token decode per peer). */
@@ -55,7 +57,9 @@ export const USAGE = `usage: npm run bench -- [--quick] [--models LIST] [--reps 
   --only npu-schedule run only its scheduling rows: NPU prefill in order / out of order, float / W8A8 / W8A8 + shadow,
                      next to CPU only and Auto (written as <date>-npu-schedule.{json,md})
   --only kv-snapshots time to first token continuing a conversation of 256 … 4k tokens, KV snapshot restore vs
-                     recompute, snapshot bytes, save and restore times (written as <date>-kv-snapshots.{json,md})`
+                     recompute, snapshot bytes, save and restore times (written as <date>-kv-snapshots.{json,md})
+  --only summaries   a 50-page PDF summarized by the 110M shape: time per page, parts, prefill vs decode
+                     (written as <date>-summaries.{json,md})`
 
 function isModelId(s: string): s is BenchModelId {
   return BENCH_MODEL_IDS.some((id) => id === s)
@@ -76,6 +80,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   let onlyVirtualNpu = false
   let onlyNpuSchedule = false
   let onlyKvSnapshots = false
+  let onlySummaries = false
   const value = (i: number, flag: string): string => {
     const v = argv[i + 1]
     if (v === undefined || v.startsWith('--')) throw new Error(`${flag} needs a value\n${USAGE}`)
@@ -109,14 +114,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
       else if (what === 'virtual-npu') onlyVirtualNpu = true
       else if (what === 'npu-schedule') onlyNpuSchedule = true
       else if (what === 'kv-snapshots') onlyKvSnapshots = true
-      else throw new Error(`--only takes "placements", "long-context", "virtual-npu", "npu-schedule" or "kv-snapshots", got ${what}\n${USAGE}`)
+      else if (what === 'summaries') onlySummaries = true
+      else throw new Error(`--only takes "placements", "long-context", "virtual-npu", "npu-schedule", "kv-snapshots" or "summaries", got ${what}\n${USAGE}`)
     } else if (a === '--help' || a === '-h') throw new Error(USAGE)
     else throw new Error(`unknown argument ${a}\n${USAGE}`)
   }
   if (onlyPlacements && !placements) throw new Error(`--only placements and --no-placements exclude each other\n${USAGE}`)
   if (onlyLongContext && longContext === false) throw new Error(`--only long-context and --no-long-context exclude each other\n${USAGE}`)
-  const only = onlyPlacements || onlyLongContext || onlyVirtualNpu || onlyNpuSchedule || onlyKvSnapshots
-  if ([onlyPlacements, onlyLongContext, onlyVirtualNpu, onlyNpuSchedule, onlyKvSnapshots].filter(Boolean).length > 1) throw new Error(`--only takes one section\n${USAGE}`)
+  const only = onlyPlacements || onlyLongContext || onlyVirtualNpu || onlyNpuSchedule || onlyKvSnapshots || onlySummaries
+  if ([onlyPlacements, onlyLongContext, onlyVirtualNpu, onlyNpuSchedule, onlyKvSnapshots, onlySummaries].filter(Boolean).length > 1) throw new Error(`--only takes one section\n${USAGE}`)
   if (only && models !== null) throw new Error(`--only runs no model table; drop --models\n${USAGE}`)
   return {
     models: only ? [] : (models ?? (quick ? ['stories260k', 'q4_0'] : DEFAULT_BENCH_MODELS)),
@@ -132,6 +138,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
     virtualNpu: virtualNpu || onlyVirtualNpu,
     onlyVirtualNpu,
     onlyNpuSchedule,
-    onlyKvSnapshots
+    onlyKvSnapshots,
+    onlySummaries
   }
 }

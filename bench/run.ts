@@ -19,6 +19,7 @@ import type { LimitSamples } from './protocol'
 import { benchmarkNpuPath, renderNpuPath, type NpuRecord } from './npu'
 import { benchmarkNpuSchedule, renderNpuSchedule, type NpuScheduleRecord } from './npu-schedule'
 import { benchmarkKvSnapshots, renderKvSnapshots, type KvSnapshotRecord } from './kv-snapshots'
+import { benchmarkSummaries, renderSummaries, type SummaryBenchRecord } from './summaries'
 import { benchmarkPlacements, type PlacementsRecord } from './placements'
 import { renderPlacementsMarkdown, summarizePlacements } from './placements-report'
 import { combineLimits, modelRows, renderMarkdown } from './report'
@@ -72,6 +73,7 @@ async function main(): Promise<void> {
   if (args.onlyVirtualNpu) return virtualNpuOnly(args)
   if (args.onlyNpuSchedule) return npuScheduleOnly(args)
   if (args.onlyKvSnapshots) return kvSnapshotsOnly(args)
+  if (args.onlySummaries) return summariesOnly(args)
   const started = new Date()
   const loadAtStart = loadLine()
   log(`models ${args.models.join(', ')}; ${args.reps} rep(s), ${args.probeRounds} probe round(s); placements ${args.placements ? 'on' : 'off'}; load average ${loadAtStart}`)
@@ -283,6 +285,12 @@ function npuScheduleOnly(args: BenchArgs): Promise<void> {
 function kvSnapshotsOnly(args: BenchArgs): Promise<void> {
   const measure = (): Promise<KvSnapshotRecord> => benchmarkKvSnapshots({ modelsDir: MODELS_DIR, reps: args.reps, log })
   return sectionOnly(args, { suffix: 'kv-snapshots', title: 'Tandem KV snapshots', what: 'KV snapshot rows', key: 'kvSnapshots', measure, render: renderKvSnapshots })
+}
+
+/** `--only summaries`: a 50-page PDF summarized map-reduce, written as <date>-summaries.{json,md}. */
+function summariesOnly(args: BenchArgs): Promise<void> {
+  const measure = (): Promise<SummaryBenchRecord> => benchmarkSummaries({ modelsDir: MODELS_DIR, log })
+  return sectionOnly(args, { suffix: 'summaries', title: 'Tandem document summaries', what: 'document summary', key: 'summaries', measure, render: renderSummaries })
 }
 
 /** Writes <base>.json and <base>.md into `outDir` and prints the markdown. */

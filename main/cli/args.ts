@@ -10,6 +10,9 @@ export class UsageError extends Error {
 /** Default and largest corpus tokens `tandem calibrate` runs (the reference forward is slow on purpose). */
 export const CALIBRATE_TOKENS = { default: 2048, max: 1 << 20 } as const
 
+/** Default and largest summary length of `tandem summarize` (tokens). */
+export const SUMMARY_TOKENS = { default: 256, max: 4096 } as const
+
 export const HELP = `Usage:
   tandem generate --model PATH [--prompt TEXT] [--max-tokens N] [--temperature T] [--seed S]
                   [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--stop TEXT]...
@@ -20,6 +23,7 @@ export const HELP = `Usage:
   tandem serve [--port N] [--data-dir DIR] [--models DIR]... [--no-open] [--token-delay-ms N]
                [--virtual-npu] [--ep-library NAME=PATH]... [--ep-option NAME:KEY=VALUE]...
   tandem calibrate --model PATH --corpus FILE [--tokens N] [--tokenizer PATH] [--cache-dir DIR] [--json]
+  tandem summarize FILE... [--model PATH] [--max-tokens N] [--json] [--threads N] [--cache-dir DIR]
   tandem devices [--json] [--no-probe] [--timeout-ms N] [--virtual-npu] [--ep-library NAME=PATH]... [--ep-option NAME:KEY=VALUE]...
 
 PATH is a GGUF file, a llama2.c .bin checkpoint, or a Hugging Face folder (config.json + safetensors).
@@ -43,6 +47,10 @@ The reference is exact and slow: minutes for a model of about 100M parameters.
 weights per channel and int8 activations per tensor at the calibrated scales, and repairs what clipping cuts off with
 shadow segments on the CPU; --shadow-prune skips the shadow in that share of the least important layers (default
 ${DEFAULT_SHADOW_PRUNED_PERCENT}, as llm.npu; 100 = no shadow).
+summarize reads each FILE (.txt, .md, .html, .pdf, .docx, .csv, .json or source code), cuts text longer than the
+model's context into parts, summarizes each and combines them, and prints the summary on stdout (progress on
+stderr); --model defaults to the first model in the app's models folder, --max-tokens caps the summary (default
+${SUMMARY_TOKENS.default}); --json prints one object per file: summary, parts (map steps), file (name, type, bytes, sha256), stats.
 devices lists the compute devices (CPU, GPU, NPU) with their status; each is probed with tiny graphs in a child
 process unless --no-probe; --json prints one JSON array. --ep-library registers a plugin execution-provider
 library (VitisAI, OpenVINO, QNN, ...) for this run and lists its devices; --virtual-npu builds (once, with the
@@ -135,7 +143,39 @@ export interface CalibrateArgs {
   readonly json: boolean
 }
 
-export type CliArgs = GenerateArgs | InfoArgs | ServeArgs | DevicesArgs | CalibrateArgs | { readonly command: 'help' }
+export interface SummarizeArgs {
+  readonly command: 'summarize'
+  readonly files: readonly string[]
+  /** undefined: the first model in the app's models folder */
+  readonly model?: string
+  readonly maxTokens: number
+  readonly json: boolean
+  readonly threads?: number
+  readonly cacheDir?: string
+}
+
+export type CliArgs = GenerateArgs | InfoArgs | ServeArgs | DevicesArgs | CalibrateArgs | SummarizeArgs | { readonly command: 'help' }
+
+/** Parses `tandem summarize FILE... [flags]`. */
+function parseSummarize(rest: readonly string[]): SummarizeArgs {
+  let parsed
+  try {
+    parsed = parseArgs({ args: [...rest], strict: true, allowPositionals: true, options: { model: { type: 'string', short: 'm' }, 'max-tokens': { type: 'string', short: 'n' }, json: { type: 'boolean' }, threads: { type: 'string' }, 'cache-dir': { type: 'string' } } })
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e))
+  }
+  const v = parsed.values
+  if (parsed.positionals.length === 0) throw new UsageError('summarize needs at least one FILE')
+  return {
+    command: 'summarize',
+    files: parsed.positionals,
+    model: v.model,
+    maxTokens: num(v['max-tokens'], 'max-tokens', SUMMARY_TOKENS.default, (n) => isInt(n) && n >= 16 && n <= SUMMARY_TOKENS.max, `an integer from 16 to ${SUMMARY_TOKENS.max}`),
+    json: v.json ?? false,
+    threads: threadsFlag(v.threads),
+    cacheDir: v['cache-dir']
+  }
+}
 
 /** Parses the flags of `tandem calibrate`. */
 function parseCalibrate(rest: readonly string[]): CalibrateArgs {
@@ -162,6 +202,11 @@ function num(value: string | undefined, flag: string, fallback: number, check: (
 
 const isInt = (n: number): boolean => Number.isInteger(n)
 
+/** --threads: undefined (the engine's default) or an integer from 1 to 256. */
+function threadsFlag(value: string | undefined): number | undefined {
+  return value === undefined ? undefined : num(value, 'threads', 0, (n) => isInt(n) && n >= 1 && n <= 256, 'an integer from 1 to 256')
+}
+
 /** Node's strict flag parser (no positionals) with its errors turned into UsageErrors. */
 function parseFlags<T extends ParseArgsOptionsConfig>(rest: readonly string[], options: T) {
   try {
@@ -178,6 +223,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
   if (command === 'serve') return parseServe(rest)
   if (command === 'devices') return parseDevices(rest)
   if (command === 'calibrate') return parseCalibrate(rest)
+  if (command === 'summarize') return parseSummarize(rest)
   if (command !== 'generate' && command !== 'info') throw new UsageError(`unknown command "${command}"`)
   const v = parseFlags(rest, {
     model: { type: 'string', short: 'm' },
@@ -205,7 +251,7 @@ export function parseCli(argv: readonly string[]): CliArgs {
   })
   if (!v.model) throw new UsageError('--model PATH is required')
   if (command === 'info') return { command, model: v.model, tokenizer: v.tokenizer, json: v.json ?? false }
-  const threads = v.threads === undefined ? undefined : num(v.threads, 'threads', 0, (n) => isInt(n) && n >= 1 && n <= 256, 'an integer from 1 to 256')
+  const threads = threadsFlag(v.threads)
   if (v['shadow-prune'] !== undefined && v.w8a8 !== true) throw new UsageError('--shadow-prune needs --w8a8')
   if (v.w8a8 === true && v.placement === undefined) throw new UsageError('--w8a8 needs --placement (e.g. npu-prefill-gpu-decode)')
   const w8a8 = v.w8a8 === true ? { shadowPrunedPercent: num(v['shadow-prune'], 'shadow-prune', DEFAULT_SHADOW_PRUNED_PERCENT, (n) => n >= 0 && n <= 100, 'a number from 0 to 100') } : undefined

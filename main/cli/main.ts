@@ -1,15 +1,17 @@
 /**
  * @file `tandem` command line: `generate` streams a continuation, `info` describes a model, `serve` runs the
  * app in the browser (main/cli/serve.ts), `devices` lists the compute devices (main/cli/devices.ts), `calibrate`
- * prepares W8A8 for integer NPUs (main/cli/calibrate.ts).
+ * prepares W8A8 for integer NPUs (main/cli/calibrate.ts), `summarize` summarizes files (main/cli/summarize.ts).
  * stdout carries only the result (text or one JSON object); diagnostics go to stderr.
  */
-import { discoverDevices, loadModel, TextModel, type ChatMessage, type GenerationResult, type LoadedModel, type LoadProgress } from '../engine'
+import { discoverDevices, loadModel, TextModel, type ChatMessage, type GenerationResult, type LoadedModel } from '../engine'
 import { HELP, parseCli, UsageError, type GenerateArgs, type InfoArgs } from './args'
 import { calibrateCommand } from './calibrate'
 import { devices } from './devices'
 import { resolveCliPlacement } from './placement'
+import { firstOpenReporter } from './open-progress'
 import { serve } from './serve'
+import { summarizeCommand } from './summarize'
 
 /** Runs the CLI; returns the process exit code (0 ok, 1 failure, 2 usage). */
 export async function main(argv: readonly string[]): Promise<number> {
@@ -23,6 +25,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     if (args.command === 'serve') return await serve(args)
     if (args.command === 'devices') return await devices(args)
     if (args.command === 'calibrate') return await calibrateCommand(args)
+    if (args.command === 'summarize') return await summarizeCommand(args)
     return await generate(args)
   } catch (e) {
     if (e instanceof UsageError) {
@@ -34,20 +37,6 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
-/** What a first open is doing, one line per stage on stderr (a cached open, which only prepares, says nothing). */
-function firstOpenReporter(log: (line: string) => void): (p: LoadProgress) => void {
-  const said = new Set<string>()
-  const lines: Readonly<Record<LoadProgress['stage'], string>> = {
-    compiling: 'compiling the model for this machine (once; later runs reuse it)…',
-    reading: 'hashing the model file for the cache…',
-    preparing: 'loading the compiled model…'
-  }
-  return (p) => {
-    if (said.has(p.stage) || (p.stage === 'preparing' && !said.has('compiling'))) return
-    said.add(p.stage)
-    log(lines[p.stage])
-  }
-}
 
 async function generate(args: GenerateArgs): Promise<number> {
   const log = (line: string): void => void process.stderr.write(`tandem: ${line}\n`)

@@ -20,3 +20,4 @@ export { ModelsService, parameterCount, type ModelHeader } from './models-servic
 export { defaultDataDir, defaultModelsDir, findSourceRoot, resolveAppPaths, type AppPaths, type AppPathsOptions } from './paths'
 export { buildPrompt, longestTokenChars, type BuiltPrompt, type PromptModel } from './prompt'
 export { DEFAULT_SAMPLING_SETTINGS, SettingsService } from './settings-service'
+export { DocumentError, extractDocument, readDocumentFile, summarize, textSummaryModel, type SummaryProgress, type SummaryResult } from './documents'

@@ -5,16 +5,19 @@
  * unsupported, too big), token-aware splitting with a real tokenizer (no part over budget, parts joined give the text
  * back: nothing lost or repeated), running headers and footers removed from pages, and the follow-up passage picker.
  */
+import { mkdirSync, truncateSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { loadModel, type Tokenizer } from '../../main/engine'
 import { checkDocumentSize, DocumentError, documentTypeOf, extractDocument, htmlVisibleText, MAX_DOCUMENT_BYTES } from '../../main/services/documents/extract'
 import { joinPages, normalizeWhitespace } from '../../main/services/documents/clean'
 import { splitByTokens, type TokenCounter } from '../../main/services/documents/split'
 import { pickPassages } from '../../main/services/documents/passages'
+import { readDocumentFile } from '../../main/services/documents/read-file'
 import { writeDocx } from '../fixtures/docx-writer'
 import { writePdf } from '../fixtures/pdf-writer'
 import { Rng } from '../fixtures/rng'
-import { sharedModel } from '../helpers/paths'
+import { sharedModel, tempDir } from '../helpers/paths'
 
 const utf8 = (s: string): Uint8Array => new TextEncoder().encode(s)
 
@@ -23,6 +26,28 @@ let count: TokenCounter
 beforeAll(async () => {
   tokenizer = (await loadModel(sharedModel('stories260K/stories260K.gguf'), { weights: false })).tokenizer
   count = (text) => tokenizer.encode(text, { addBos: false }).length
+})
+
+describe('reading a document file', () => {
+  it('reads a file whole, and refuses a missing file, a folder, an unsupported name and an oversized file before reading', async () => {
+    const dir = tempDir('tandem-documents-')
+    try {
+      const ok = join(dir.dir, 'notes.md')
+      writeFileSync(ok, '# Notes\n\nSome text.')
+      expect(await readDocumentFile(ok)).toEqual({ name: 'notes.md', bytes: utf8('# Notes\n\nSome text.') })
+      await expect(readDocumentFile(join(dir.dir, 'gone.txt'))).rejects.toThrow(/gone\.txt was not found \(it may have been moved or deleted\)/)
+      mkdirSync(join(dir.dir, 'folder.txt'))
+      await expect(readDocumentFile(join(dir.dir, 'folder.txt'))).rejects.toThrow(/is not a regular file/)
+      await expect(readDocumentFile(join(dir.dir, 'movie.mp4'))).rejects.toThrow(/\.mp4 files cannot be summarized/)
+      // a sparse file over the limit: refused from its size, never read
+      const big = join(dir.dir, 'big.txt')
+      writeFileSync(big, '')
+      truncateSync(big, MAX_DOCUMENT_BYTES + 1)
+      await expect(readDocumentFile(big)).rejects.toThrow(/big\.txt is 64\.0 MiB; files up to 64 MiB/)
+    } finally {
+      dir.dispose()
+    }
+  })
 })
 
 describe('extracting a document', () => {
@@ -81,7 +106,7 @@ describe('extracting a document', () => {
     expect(() => documentTypeOf('archive.zip')).toThrow(/\.zip files cannot be summarized\. Supported: \.txt/)
     expect(() => documentTypeOf('Makefile')).toThrow(/without an extension/)
     // a 1 GB file is refused from its size alone
-    expect(() => checkDocumentSize('huge.txt', 1024 ** 3)).toThrow(/huge\.txt is 1024 MiB; files up to 64 MiB/)
+    expect(() => checkDocumentSize('huge.txt', 1024 ** 3)).toThrow(/huge\.txt is 1\.0 GiB; files up to 64 MiB/)
     expect(() => checkDocumentSize('ok.txt', MAX_DOCUMENT_BYTES)).not.toThrow()
     await expect(extractDocument('photo.txt', png)).rejects.toThrow(DocumentError)
     expect(() => documentTypeOf('a.zip')).toThrow(DocumentError)

@@ -53,7 +53,7 @@ export function documentTypeOf(fileName: string): DocumentType {
 export function checkDocumentSize(fileName: string, sizeBytes: number): void {
   if (sizeBytes === 0) throw new DocumentError(`${fileName} is empty: there is nothing to summarize.`)
   if (sizeBytes > MAX_DOCUMENT_BYTES) {
-    throw new DocumentError(`${fileName} is ${formatMiB(sizeBytes)}; files up to ${formatMiB(MAX_DOCUMENT_BYTES)} can be summarized.`)
+    throw new DocumentError(`${fileName} is ${formatSize(sizeBytes)}; files up to ${MAX_DOCUMENT_BYTES / 2 ** 20} MiB can be summarized.`)
   }
 }
 
@@ -109,6 +109,6 @@ export function htmlVisibleText(html: string): string {
     .trim()
 }
 
-function formatMiB(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0)} MiB`
+function formatSize(bytes: number): string {
+  return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(1)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`
 }

@@ -94,9 +94,26 @@ export interface Message {
   readonly stats: MessageStats | null
 }
 
+/** How a file's text was read: by its extension. */
+export type DocumentTypeName = 'text' | 'markdown' | 'html' | 'pdf' | 'docx' | 'csv' | 'json' | 'code'
+
+/** A file summarized into a conversation; follow-up questions there are answered from its text. */
+export interface DocumentInfo {
+  readonly name: string
+  readonly type: DocumentTypeName
+  /** the file's size */
+  readonly bytes: number
+  /** sha256 of the file's bytes (hex): an unchanged file is recognized by it */
+  readonly sha256: string
+  /** characters of text read from it */
+  readonly textChars: number
+}
+
 export interface ConversationDetail {
   readonly conversation: Conversation
   readonly messages: readonly Message[]
+  /** the file this conversation summarizes, or null */
+  readonly document: DocumentInfo | null
 }
 
 export interface SearchHit {
@@ -262,11 +279,16 @@ export interface ModelLoadProgress {
   readonly total: number
 }
 
-/** Streamed while a reply is generated. */
+/**
+ * Streamed while a reply is generated. A reply that is a file's summary (summaries.start, or regenerating one)
+ * also reports 'progress' after each step of its map-reduce: `done` of `total` model calls, `etaMs` the time left
+ * at the pace so far (null before the first step ends); its deltas are the final summary only.
+ */
 export type ChatEvent =
   | { readonly type: 'started'; readonly userMessage: Message | null; readonly assistantMessage: Message }
   | { readonly type: 'loading'; readonly messageId: string; readonly progress: ModelLoadProgress }
   | { readonly type: 'delta'; readonly messageId: string; readonly text: string }
+  | { readonly type: 'progress'; readonly messageId: string; readonly done: number; readonly total: number; readonly etaMs: number | null }
 
 /** Every chat call names its request so it can be stopped (chat.stop) from anywhere. */
 export interface SendRequest {
@@ -284,6 +306,35 @@ export interface EditRequest {
   /** the user message to replace; everything after it is dropped and the reply regenerated */
   readonly messageId: string
   readonly content: string
+}
+
+/** A file to summarize into a new conversation. */
+export interface SummarizeRequest {
+  /** stops it with chat.stop, like a reply */
+  readonly requestId: string
+  /** the file's name as picked; its extension chooses how the text is read */
+  readonly fileName: string
+  /** the file's bytes, base64 (at most API_LIMITS.maxDocumentBytes decoded) */
+  readonly data: string
+  /**
+   * true: when this file (same bytes) was summarized before, answer with that conversation instead of summarizing
+   * again (the result says `reused`); false: summarize anyway
+   */
+  readonly reuse: boolean
+}
+
+/**
+ * Streamed while a file is summarized: 'created' (the conversation, with its document), then the chat events of
+ * its summary message ('started', 'loading', 'progress', 'delta').
+ */
+export type SummaryEvent = ChatEvent | { readonly type: 'created'; readonly conversation: Conversation; readonly document: DocumentInfo }
+
+/** How a summary request ended: the conversation holding the summary, and whether it was one stored before. */
+export interface SummaryOutcome {
+  readonly conversationId: string
+  readonly reused: boolean
+  /** the summary message (a stored one when reused) */
+  readonly message: Message
 }
 
 /** Something the user should be told that is not an error of one call (a repaired search index, a damaged database, an unwritable cache). */
@@ -335,6 +386,14 @@ export interface Api {
     edit(request: EditRequest, onEvent: (event: ChatEvent) => void): Promise<Message>
     /** stops a running request; false when it had already finished */
     stop(requestId: string): Promise<boolean>
+  }
+  summaries: {
+    /**
+     * reads the file's text, creates a conversation holding it, and streams its summary into that conversation's
+     * reply (map-reduce over parts that fit the model's context); chat.stop(requestId) cancels it. Follow-up
+     * questions are chat.send in that conversation.
+     */
+    start(request: SummarizeRequest, onEvent: (event: SummaryEvent) => void): Promise<SummaryOutcome>
   }
   devices: {
     /** every device found, ready or not (probed once per launch) */
@@ -395,6 +454,7 @@ export const API_METHODS = {
   'chat:regenerate': 'stream',
   'chat:edit': 'stream',
   'chat:stop': 'call',
+  'summaries:start': 'stream',
   'settings:get': 'call',
   'settings:update': 'call',
   'settings:kvSnapshots': 'call',
@@ -415,6 +475,10 @@ export type ApiChannel = {
 
 /** Limits the UI and both bridges agree on. */
 export const API_LIMITS = {
+  /** a file to summarize (bytes); larger files are refused before they are read */
+  maxDocumentBytes: 64 * 1024 * 1024,
+  /** a file's name (characters) */
+  maxFileNameChars: 1024,
   /** one message (characters) */
   maxMessageChars: 1_000_000,
   maxTitleChars: 500,

@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net'
 import { resolve } from 'node:path'
 import { API_METHODS, type ApiErrorShape } from '../../preload/api'
 import { isApiChannel, type ApiDispatch } from '../services'
-import { jsonNestsDeeperThan, MAX_BODY_BYTES, MAX_JSON_DEPTH, readBody, SECURITY_HEADERS, sendError, sendJson } from './http-util'
+import { bodyLimitFor, jsonNestsDeeperThan, MAX_BODY_BYTES, MAX_JSON_DEPTH, readBody, SECURITY_HEADERS, sendError, sendJson } from './http-util'
 import { serveStatic } from './static-files'
 
 /** The only interface the host listens on. */
@@ -132,11 +132,12 @@ export async function startHttpHost(options: HttpHostOptions): Promise<HttpHost>
     if (!isApiChannel(channel)) {
       return refuse({ name: 'UnknownMethodError', message: `Unknown API method ${url.pathname.slice(0, 100)}.` })
     }
-    const body = await readBody(req, maxBodyBytes)
+    const limit = bodyLimitFor(channel, maxBodyBytes)
+    const body = await readBody(req, limit)
     if (!body.ok) {
       // the rest of the body is not read: closing the connection after the 413 is the only way to skip it
       if (body.reason === 'too-large') {
-        sendError(res, { name: 'PayloadTooLargeError', message: `The request body is larger than ${maxBodyBytes} bytes.` }, { Connection: 'close' })
+        sendError(res, { name: 'PayloadTooLargeError', message: `The request body is larger than ${limit} bytes.` }, { Connection: 'close' })
       }
       return
     }

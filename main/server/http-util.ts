@@ -3,10 +3,19 @@
  * reading, the JSON nesting check and the security headers every response carries.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { ApiErrorShape } from '../../preload/api'
+import { API_LIMITS, type ApiChannel, type ApiErrorShape } from '../../preload/api'
+import { base64Chars } from '../services'
 
 /** Largest request body accepted (a 1,000,000-character message JSON-escaped fits with room to spare). */
 export const MAX_BODY_BYTES = 8 * 1024 * 1024
+
+/** Room for the JSON around a file's base64 bytes (its name, the request id). */
+const FILE_BODY_SLACK_BYTES = 64 * 1024
+
+/** The body limit of a channel: `defaultBytes`, except where a file travels as base64 (a summary's document). */
+export function bodyLimitFor(channel: ApiChannel, defaultBytes: number): number {
+  return channel === 'summaries:start' ? Math.max(defaultBytes, base64Chars(API_LIMITS.maxDocumentBytes) + FILE_BODY_SLACK_BYTES) : defaultBytes
+}
 
 /**
  * Deepest nesting of arrays and objects a request body may have. The API's own arguments nest about 5 deep;
@@ -37,6 +46,7 @@ const STATUS_BY_ERROR: Readonly<Record<string, number>> = Object.freeze({
   PayloadTooLargeError: 413,
   UnsupportedMediaTypeError: 415,
   NoModelError: 422,
+  DocumentError: 422,
   ModelError: 422,
   PlacementError: 422,
   ContextOverflowError: 422,

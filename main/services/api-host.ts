@@ -51,6 +51,7 @@ export function createApiHandlers(s: ApiServices): ApiHandlers {
     'chat:regenerate': ([request], ctx) => s.chat.regenerate(request, ctx.emit, ctx.signal),
     'chat:edit': ([request], ctx) => s.chat.edit(request, ctx.emit, ctx.signal),
     'chat:stop': async ([requestId]) => s.chat.stop(requestId),
+    'summaries:start': ([request], ctx) => s.chat.summarize(request, ctx.emit, ctx.signal),
     'settings:get': async () => s.settings.get(),
     'settings:update': async ([patch]) => s.settings.update(patch),
     'settings:kvSnapshots': async () => s.kvSnapshots.usage(),

@@ -14,12 +14,13 @@ import {
   type SamplingSettings,
   type SendRequest,
   type SettingsPatch,
+  type SummarizeRequest,
   type ThemeSetting
 } from '../../preload/api'
 import { checkRegistrationName } from '../engine'
 import type { ApiArgs } from './api-types'
-import { readArray, readChoice, readInteger, readNumber, readRecord, readText, type JsonRecord } from '../common/reader'
-import { failInvalid, invalid } from './errors'
+import { readArray, readBoolean, readChoice, readInteger, readNumber, readRecord, readText, type JsonRecord } from '../common/reader'
+import { ApiError, failInvalid, invalid } from './errors'
 import { placementSetting } from './placement-setting'
 
 /** One validator per channel: raw arguments (unknown) in, typed arguments out, or a ValidationError. */
@@ -199,6 +200,35 @@ function editRequest(value: unknown): EditRequest {
   }
 }
 
+/** Characters of base64 that encode `bytes` bytes (padded). */
+export function base64Chars(bytes: number): number {
+  return Math.ceil(bytes / 3) * 4
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
+
+/** A file's bytes as base64 text: the alphabet only, whole quads, at most maxDocumentBytes decoded. */
+function fileData(value: unknown, field: string, fileName: string): string {
+  if (typeof value === 'string' && value.length > base64Chars(API_LIMITS.maxDocumentBytes)) {
+    throw new ApiError('PayloadTooLargeError', `${fileName} is larger than ${API_LIMITS.maxDocumentBytes / 2 ** 20} MiB, the largest file that can be summarized.`)
+  }
+  const data = readText(failInvalid, field, value, base64Chars(API_LIMITS.maxDocumentBytes))
+  if (data.length % 4 !== 0 || !BASE64.test(data)) throw invalid(`${field} must be base64 (A–Z, a–z, 0–9, +, /, padded with =).`)
+  return data
+}
+
+function summarizeRequest(value: unknown): SummarizeRequest {
+  const o = object(value, 'request', ['requestId', 'fileName', 'data', 'reuse'])
+  const fileName = userText(o.fileName, 'request.fileName', API_LIMITS.maxFileNameChars).trim()
+  if (fileName === '') throw invalid('request.fileName must not be empty.')
+  return {
+    requestId: id(o.requestId, 'request.requestId'),
+    fileName,
+    data: fileData(o.data, 'request.data', fileName),
+    reuse: readBoolean(failInvalid, 'request.reuse', o.reuse)
+  }
+}
+
 const none = (args: unknown): [] => {
   argList(args, 0)
   return []
@@ -230,6 +260,7 @@ export const API_VALIDATORS: ApiValidators = {
   'chat:regenerate': (args) => [regenerateRequest(argList(args, 1)[0])],
   'chat:edit': (args) => [editRequest(argList(args, 1)[0])],
   'chat:stop': (args) => [id(argList(args, 1)[0], 'requestId')],
+  'summaries:start': (args) => [summarizeRequest(argList(args, 1)[0])],
   'settings:get': none,
   'settings:update': (args) => [settingsPatch(argList(args, 1)[0], 'patch')],
   'settings:kvSnapshots': none,

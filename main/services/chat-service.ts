@@ -6,14 +6,29 @@
  * conversation stops its reply. A full disk ends a reply like a stop (the text so far kept, the reason
  * stored with it) and the caller gets DiskFullError; see reply-finisher.ts for the write that finishes it.
  */
-import { randomInt } from 'node:crypto'
-import type { ChatMessage } from '../engine'
-import { API_LIMITS, type AppNotice, type ChatEvent, type EditRequest, type Message, type RegenerateRequest, type SendRequest } from '../../preload/api'
+import { createHash, randomInt } from 'node:crypto'
+import type { ChatMessage, GenerationStats, TextModel } from '../engine'
+import {
+  API_LIMITS,
+  type AppNotice,
+  type ChatEvent,
+  type EditRequest,
+  type Message,
+  type RegenerateRequest,
+  type SendRequest,
+  type SummarizeRequest,
+  type SummaryEvent,
+  type SummaryOutcome
+} from '../../preload/api'
 import type { MessagePatch, Store, Message as StoredMessage } from '../store'
 import { messageContent } from './api-validate'
 import type { DevicesService } from './devices-service'
 import { ApiError, errorMessage, invalid, isDiskFull, toApiError } from './errors'
-import { toApiMessage, type ConversationsService } from './conversations-service'
+import { toApiMessage, toDocumentInfo, type ConversationsService } from './conversations-service'
+import { DocumentPassages, excerptBudget } from './documents/follow-up'
+import { extractDocument } from './documents/extract'
+import { combineStats, summarize, textSummaryModel } from './documents/summarize'
+import type { ModelEntry } from '../../preload/api'
 import { ModelSlot } from './model-slot'
 import { ReplyFinisher } from './reply-finisher'
 import type { ModelsService } from './models-service'
@@ -29,7 +44,7 @@ const AUTO_TITLE_CHARS = 60
 
 /** What ChatService needs. */
 export interface ChatServiceDeps {
-  readonly store: Pick<Store, 'messages' | 'conversations'>
+  readonly store: Pick<Store, 'db' | 'messages' | 'conversations' | 'documents'>
   readonly conversations: ConversationsService
   readonly models: ModelsService
   /** the placement each model is opened with, and device names for stats */
@@ -49,6 +64,9 @@ export interface ChatServiceDeps {
   /** KV-cache snapshots: restored before a prompt runs, saved after each reply (absent: none) */
   readonly kvSnapshots?: KvSnapshots
 }
+
+/** What writes a reply: given its message, the abort signal and a sink for its text so far, the finishing write. */
+type Producer = (assistant: StoredMessage, signal: AbortSignal, onText: (text: string) => void) => Promise<MessagePatch>
 
 /** A request between acceptance and its final message. */
 interface Active {
@@ -70,6 +88,7 @@ export class ChatService {
   private readonly monotonicMs: () => number
   private readonly finisher: ReplyFinisher
   private readonly unsubscribeRemoved: () => void
+  private readonly passages = new DocumentPassages()
 
   constructor(private readonly deps: ChatServiceDeps) {
     this.slot = new ModelSlot({ cacheDir: deps.graphCacheDir, threads: deps.threads })
@@ -81,7 +100,7 @@ export class ChatService {
   /** Adds the user message and streams the reply; resolves with the final assistant message. */
   send(request: SendRequest, emit: (event: ChatEvent) => void, signal?: AbortSignal): Promise<Message> {
     const content = messageContent(request.content, 'content')
-    return this.start(request.requestId, request.conversationId, emit, signal, () => {
+    return this.start(request.requestId, request.conversationId, emit, signal, this.chatReply(request.conversationId, emit), () => {
       const { conversations, messages } = this.deps.store
       const user = messages.append({ conversationId: request.conversationId, role: 'user', content })
       const conversation = conversations.get(request.conversationId)
@@ -92,7 +111,7 @@ export class ChatService {
 
   /** Drops the last assistant reply (and anything after the last user message) and answers again. */
   regenerate(request: RegenerateRequest, emit: (event: ChatEvent) => void, signal?: AbortSignal): Promise<Message> {
-    return this.start(request.requestId, request.conversationId, emit, signal, () => {
+    return this.start(request.requestId, request.conversationId, emit, signal, this.regenerated(request.conversationId, emit), () => {
       const all = this.deps.store.messages.list(request.conversationId)
       const lastUser = all.findLast((m) => m.role === 'user')
       if (lastUser === undefined) throw invalid('There is no message to answer yet: send one first.')
@@ -104,7 +123,7 @@ export class ChatService {
   /** Replaces a user message's text, drops everything after it, and answers it. */
   edit(request: EditRequest, emit: (event: ChatEvent) => void, signal?: AbortSignal): Promise<Message> {
     const content = messageContent(request.content, 'content')
-    return this.start(request.requestId, request.conversationId, emit, signal, () => {
+    return this.start(request.requestId, request.conversationId, emit, signal, this.chatReply(request.conversationId, emit), () => {
       const { messages } = this.deps.store
       const target = messages.get(request.messageId)
       if (target === undefined || target.conversationId !== request.conversationId) {
@@ -114,6 +133,31 @@ export class ChatService {
       messages.deleteAfter(request.conversationId, target.seq)
       return messages.update(target.id, { content, status: 'complete', error: null })
     })
+  }
+
+  /**
+   * Reads a file's text into a new conversation and writes its summary as the reply (map-reduce, summarize.ts).
+   * With `reuse`, a file summarized before (the same bytes) answers with that conversation instead. The file is
+   * read under the request id, so chat.stop cancels a long PDF as well as the summary.
+   */
+  async summarize(request: SummarizeRequest, unsafeEmit: (event: SummaryEvent) => void, signal?: AbortSignal): Promise<SummaryOutcome> {
+    const emit = safely(unsafeEmit)
+    const file = await this.readUpload(request, signal)
+    const { store } = this.deps
+    if (request.reuse) {
+      const stored = store.documents.findSummary(file.sha256)
+      const message = stored === undefined ? undefined : store.messages.get(stored.messageId)
+      if (stored !== undefined && message !== undefined) return { conversationId: stored.conversationId, reused: true, message: toApiMessage(message) }
+    }
+    const created = store.db.transaction(() => {
+      const conversation = this.deps.conversations.create({ title: request.fileName.slice(0, API_LIMITS.maxTitleChars) })
+      const document = store.documents.attach(conversation.id, { name: request.fileName, type: file.type, bytes: file.bytes, sha256: file.sha256, text: file.text })
+      const user = store.messages.append({ conversationId: conversation.id, role: 'user', content: `Summarize ${request.fileName}` })
+      return { id: conversation.id, document, user }
+    })()
+    emit({ type: 'created', conversation: this.deps.conversations.require(created.id), document: toDocumentInfo(created.document) })
+    const message = await this.start(request.requestId, created.id, emit, signal, this.summaryReply(created.id, file.text, emit), () => created.user)
+    return { conversationId: created.id, reused: false, message }
   }
 
   /** Stops a queued or running request; false when it is unknown or already finished. */
@@ -164,6 +208,145 @@ export class ChatService {
     await this.slot.dispose()
   }
 
+  /** The text of an uploaded file, its type, size and sha256; chat.stop(requestId) or the caller leaving stops the read. */
+  private async readUpload(request: SummarizeRequest, signal: AbortSignal | undefined): Promise<{ type: string; text: string; bytes: number; sha256: string }> {
+    if (this.disposed) throw new ApiError('ShutdownError', 'Tandem is shutting down.')
+    if (this.active.has(request.requestId)) throw invalid(`Request id ${request.requestId} is already in use.`)
+    const reading = new AbortController()
+    // no conversation yet: '' matches none in the busy check
+    this.active.set(request.requestId, { conversationId: '', controller: reading })
+    const onCallerGone = (): void => reading.abort()
+    signal?.addEventListener('abort', onCallerGone, { once: true })
+    if (signal?.aborted) reading.abort()
+    try {
+      const bytes = Buffer.from(request.data, 'base64')
+      const { type, text } = await extractDocument(request.fileName, bytes, reading.signal)
+      reading.signal.throwIfAborted()
+      return { type, text, bytes: bytes.byteLength, sha256: createHash('sha256').update(bytes).digest('hex') }
+    } catch (err) {
+      if (reading.signal.aborted) throw new ApiError('StoppedError', `Stopped before ${request.fileName} was read.`, { cause: err })
+      throw err
+    } finally {
+      this.active.delete(request.requestId)
+      signal?.removeEventListener('abort', onCallerGone)
+    }
+  }
+
+  /**
+   * The messages a reply answers: those before it that count. In a conversation about a file, the question being
+   * answered carries the file's passages that share the most words with it (documents/follow-up.ts).
+   */
+  private promptHistory(conversationId: string, beforeSeq: number, model: TextModel, replyTokens: number): ChatMessage[] {
+    const history: ChatMessage[] = this.deps.store.messages
+      .list(conversationId)
+      .filter((m) => m.seq < beforeSeq && m.status !== 'error' && m.role !== 'system' && m.content !== '')
+      .map((m) => ({ role: m.role, content: m.content }))
+    const document = this.deps.store.documents.get(conversationId)
+    const last = history.at(-1)
+    // the first question is the summary request itself: its reply is the summary, not an answer from passages
+    if (document === undefined || last === undefined || last.role !== 'user' || !history.some((m) => m.role === 'assistant')) return history
+    const text = this.deps.store.documents.text(conversationId) ?? ''
+    const tok = model.info.tokenizer
+    const question = this.passages.question(
+      { contextLength: model.contextLength, countTokens: (t) => tok.encode(t, { addBos: false }).length },
+      { key: `${conversationId}:${document.sha256}`, name: document.name, text },
+      last.content,
+      excerptBudget(model.contextLength, replyTokens),
+      model.info.chatTemplate === null
+    )
+    return [...history.slice(0, -1), { role: 'user', content: question }]
+  }
+
+  /** Writes a streaming reply's text at most every PERSIST_INTERVAL_MS, so a crash keeps most of it without a write per token. */
+  private throttledWrite(messageId: string): (content: string) => void {
+    let writtenAtMs = this.monotonicMs()
+    return (content) => {
+      if (this.monotonicMs() - writtenAtMs < PERSIST_INTERVAL_MS) return
+      this.deps.store.messages.setContent(messageId, content)
+      writtenAtMs = this.monotonicMs()
+    }
+  }
+
+  /** What regenerating writes: the summary again when the reply is a file's summary (its conversation's first), else a chat reply. */
+  private regenerated(conversationId: string, emit: (event: ChatEvent) => void): Producer {
+    const { documents, messages } = this.deps.store
+    const users = messages.list(conversationId).filter((m) => m.role === 'user')
+    const text = users.length === 1 ? documents.text(conversationId) : undefined
+    return text === undefined ? this.chatReply(conversationId, emit) : this.summaryReply(conversationId, text, safely(emit))
+  }
+
+  /** The producer of a chat reply. */
+  private chatReply(conversationId: string, emit: (event: ChatEvent) => void): Producer {
+    return (assistant, signal, onText) => this.stream(conversationId, assistant, signal, safely(emit), onText)
+  }
+
+  /**
+   * The producer of a file's summary: the map-reduce on the conversation's model, a 'progress' event after each
+   * step, the final summary streamed as deltas. Stopped midway, the reply keeps the summary text written so far.
+   */
+  private summaryReply(conversationId: string, text: string, emit: (event: ChatEvent) => void): Producer {
+    return async (assistant, signal, onText) => {
+      const conversation = this.deps.conversations.require(conversationId)
+      const { entry, model } = await this.openModel(conversation.modelId, assistant.id, signal, emit)
+      const started = this.monotonicMs()
+      const all: GenerationStats[] = []
+      let ttftMs = 0
+      let content = ''
+      const persist = this.throttledWrite(assistant.id)
+      const { pace } = this.deps
+      const summaryModel = textSummaryModel(model, { onStats: (s) => all.push(s), ...(pace !== undefined && { pace: () => pace(signal) }) })
+      this.generating = true
+      this.deps.onGenerationStart?.()
+      try {
+        await summarize(text, summaryModel, {
+          maxSummaryTokens: Math.min(conversation.sampling.maxTokens, Math.floor(model.contextLength / 4)),
+          signal,
+          nowMs: this.monotonicMs,
+          onProgress: (p) => emit({ type: 'progress', messageId: assistant.id, done: p.done, total: p.total, etaMs: p.etaMs }),
+          onText: (piece) => {
+            if (content === '') ttftMs = this.monotonicMs() - started
+            this.tokensStreamed++
+            content += piece
+            onText(content)
+            emit({ type: 'delta', messageId: assistant.id, text: piece })
+            persist(content)
+          }
+        })
+      } catch (err) {
+        if (!signal.aborted) throw err
+      } finally {
+        this.generating = false
+      }
+      const stats = this.messageStats(entry, combineStats(all, ttftMs))
+      return { content: content.trim(), status: signal.aborted ? 'stopped' : 'complete', error: null, stats }
+    }
+  }
+
+  /** The conversation's model, opened with the placement for it (resolved per request: a change applies to the next one). */
+  private async openModel(modelId: string | null, messageId: string, signal: AbortSignal, emit: (event: ChatEvent) => void): Promise<{ entry: ModelEntry; model: TextModel }> {
+    const entry = await this.deps.models.pick(modelId)
+    const placed = await this.deps.devices.placementFor(entry, { beforeMeasuring: () => this.slot.release(), signal })
+    const model = await this.slot.acquire(entry, placed, (progress) => emit({ type: 'loading', messageId, progress }))
+    return { entry, model }
+  }
+
+  /** A reply's stats as stored: the engine's, with the model's and devices' display names. */
+  private messageStats(entry: ModelEntry, s: GenerationStats): NonNullable<MessagePatch['stats']> {
+    const deviceBusy = s.devices.map((d) => ({ id: d.id, name: this.deps.devices.deviceName(d.id), busyMs: d.busyMs }))
+    return {
+      ttftMs: s.ttftMs,
+      prefillTokensPerSec: s.prefillTokensPerSec,
+      decodeTokensPerSec: s.decodeTokensPerSec,
+      promptTokens: s.promptTokens,
+      generatedTokens: s.generatedTokens,
+      reusedTokens: s.reusedTokens,
+      restoredTokens: s.restoredTokens,
+      model: entry.name,
+      devices: deviceBusy.map((d) => d.name),
+      deviceBusy
+    }
+  }
+
   /**
    * Common path: checks, the synchronous store writes of `prepare` (user message), the 'streaming' assistant
    * message, the `started` event, then the queued generation.
@@ -173,6 +356,7 @@ export class ChatService {
     conversationId: string,
     emit: (event: ChatEvent) => void,
     signal: AbortSignal | undefined,
+    produce: Producer,
     prepare: () => StoredMessage | null
   ): Promise<Message> {
     if (this.disposed) throw new ApiError('ShutdownError', 'Tandem is shutting down.')
@@ -193,15 +377,8 @@ export class ChatService {
     const onCallerGone = (): void => controller.abort()
     signal?.addEventListener('abort', onCallerGone, { once: true })
     if (signal?.aborted) controller.abort()
-    const safeEmit = (event: ChatEvent): void => {
-      try {
-        emit(event)
-      } catch {
-        // A caller that cannot take events any more (closed window) must not break the generation.
-      }
-    }
-    safeEmit({ type: 'started', userMessage: user === null ? null : toApiMessage(user), assistantMessage: toApiMessage(assistant) })
-    const run = this.queue.then(() => this.generate(conversationId, assistant, controller, safeEmit))
+    safely(emit)({ type: 'started', userMessage: user === null ? null : toApiMessage(user), assistantMessage: toApiMessage(assistant) })
+    const run = this.queue.then(() => this.generate(assistant, controller, produce))
     this.queue = run.catch(() => undefined)
     try {
       return await run
@@ -215,18 +392,13 @@ export class ChatService {
    * Runs one generation into `assistant` and finishes it (never left 'streaming', except while a full disk
    * refuses the finishing write: the ReplyFinisher retries it).
    */
-  private async generate(
-    conversationId: string,
-    assistant: StoredMessage,
-    controller: AbortController,
-    emit: (event: ChatEvent) => void
-  ): Promise<Message> {
+  private async generate(assistant: StoredMessage, controller: AbortController, produce: Producer): Promise<Message> {
     const { signal } = controller
     let content = ''
     let final: MessagePatch
     let failure: ApiError | null = null
     try {
-      final = signal.aborted ? { status: 'stopped' } : await this.stream(conversationId, assistant, signal, emit, (text) => (content = text))
+      final = signal.aborted ? { status: 'stopped' } : await produce(assistant, signal, (text) => (content = text))
     } catch (err) {
       this.generating = false
       // stopped before any text (e.g. while Auto measured the devices): a stop, not an error
@@ -264,17 +436,10 @@ export class ChatService {
     emit: (event: ChatEvent) => void,
     onText: (text: string) => void
   ): Promise<MessagePatch> {
-    const { messages } = this.deps.store
     const conversation = this.deps.conversations.require(conversationId)
-    const entry = await this.deps.models.pick(conversation.modelId)
-    // resolved per generation, so a placement change applies to the next reply without a restart
-    const placed = await this.deps.devices.placementFor(entry, { beforeMeasuring: () => this.slot.release(), signal })
-    const model = await this.slot.acquire(entry, placed, (progress) => emit({ type: 'loading', messageId: assistant.id, progress }))
-    const history: ChatMessage[] = messages
-      .list(conversationId)
-      .filter((m) => m.seq < assistant.seq && m.status !== 'error' && m.role !== 'system' && m.content !== '')
-      .map((m) => ({ role: m.role, content: m.content }))
+    const { entry, model } = await this.openModel(conversation.modelId, assistant.id, signal, emit)
     const { maxTokens, temperature, topP } = conversation.sampling
+    const history = this.promptHistory(conversationId, assistant.seq, model, maxTokens)
     const { promptIds } = buildPrompt(model, conversation.systemPrompt, history, maxTokens)
     const { pace } = this.deps
     // A fresh seed per request, so regenerate gives a different reply (temperature 0 stays greedy).
@@ -287,7 +452,7 @@ export class ChatService {
       ...(this.deps.kvSnapshots !== undefined && { restore: this.deps.kvSnapshots.restorer(model) })
     })
     let content = ''
-    let persistedAtMs = this.monotonicMs()
+    const persist = this.throttledWrite(assistant.id)
     this.generating = true
     this.deps.onGenerationStart?.()
     for await (const event of generation) {
@@ -296,30 +461,26 @@ export class ChatService {
       content += event.text
       onText(content)
       emit({ type: 'delta', messageId: assistant.id, text: event.text })
-      if (this.monotonicMs() - persistedAtMs >= PERSIST_INTERVAL_MS) {
-        messages.setContent(assistant.id, content)
-        persistedAtMs = this.monotonicMs()
-      }
+      persist(content)
     }
     const r = await generation.result
     this.generating = false
     // off the reply's path: the save waits for nothing here and runs between generations
     const save = this.deps.kvSnapshots?.save(model)
     if (save !== undefined) this.saving = save.then(() => undefined, (err: unknown) => void process.stderr.write(`tandem: could not save the KV snapshot: ${errorMessage(err)}\n`))
-    const deviceBusy = r.stats.devices.map((d) => ({ id: d.id, name: this.deps.devices.deviceName(d.id), busyMs: d.busyMs }))
-    const stats = {
-      ttftMs: r.stats.ttftMs,
-      prefillTokensPerSec: r.stats.prefillTokensPerSec,
-      decodeTokensPerSec: r.stats.decodeTokensPerSec,
-      promptTokens: r.stats.promptTokens,
-      generatedTokens: r.stats.generatedTokens,
-      reusedTokens: r.stats.reusedTokens,
-      restoredTokens: r.stats.restoredTokens,
-      model: entry.name,
-      devices: deviceBusy.map((d) => d.name),
-      deviceBusy
-    }
+    const stats = this.messageStats(entry, r.stats)
     return { content: r.text, status: r.stopReason === 'aborted' ? 'stopped' : 'complete', error: null, stats }
+  }
+}
+
+/** `emit` for a caller that may be gone (a closed window): its failure must not break the generation. */
+function safely<E>(emit: (event: E) => void): (event: E) => void {
+  return (event) => {
+    try {
+      emit(event)
+    } catch {
+      // nobody to tell
+    }
   }
 }
 

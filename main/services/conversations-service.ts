@@ -7,10 +7,12 @@ import type {
   ConversationDetail,
   ConversationPatch,
   ConversationSummary,
+  DocumentInfo,
   Message,
   SearchHit
 } from '../../preload/api'
-import type { Conversation as StoredConversation, Message as StoredMessage, SearchWorker, Store } from '../store'
+import type { Conversation as StoredConversation, DocumentRecord, Message as StoredMessage, SearchWorker, Store } from '../store'
+import { DOCUMENT_TYPES } from './documents/extract'
 import { API_LIMITS } from '../../preload/api'
 import { samplingSettings } from './api-validate'
 import { ApiError } from './errors'
@@ -41,12 +43,17 @@ export function toApiMessage(m: StoredMessage): Message {
   }
 }
 
+/** A stored file as the API shows it (a type this build does not know reads as text). */
+export function toDocumentInfo(d: DocumentRecord): DocumentInfo {
+  return { name: d.name, type: DOCUMENT_TYPES.find((t) => t === d.type) ?? 'text', bytes: d.bytes, sha256: d.sha256, textChars: d.textChars }
+}
+
 /** Conversation operations; synchronous, like the store under them. */
 export class ConversationsService {
   private readonly removedListeners = new Set<(id: string) => void>()
 
   constructor(
-    private readonly store: Pick<Store, 'conversations' | 'messages'>,
+    private readonly store: Pick<Store, 'conversations' | 'messages' | 'documents'>,
     private readonly settings: SettingsService,
     /** answers searches off the main thread (its own connection), so a long search never holds up this one */
     private readonly searcher: Pick<SearchWorker, 'search'>
@@ -76,9 +83,10 @@ export class ConversationsService {
     return this.toApi(stored)
   }
 
-  /** The conversation and its messages in order. */
+  /** The conversation, its messages in order, and the file it summarizes. */
   get(id: string): ConversationDetail {
-    return { conversation: this.require(id), messages: this.messages(id) }
+    const document = this.store.documents.get(id)
+    return { conversation: this.require(id), messages: this.messages(id), document: document === undefined ? null : toDocumentInfo(document) }
   }
 
   /** Applies the fields present in `patch`. */

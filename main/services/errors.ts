@@ -7,6 +7,7 @@ import { StoreDataError, StoreNotFoundError } from '../store'
 import type { ApiErrorShape } from '../../preload/api'
 import { failWith, type Fail } from '../common/reader'
 import { errorCode } from '../common/error-code'
+import { DocumentError } from './documents/errors'
 
 /** Every error name that crosses the boundary. */
 export type ApiErrorName =
@@ -30,6 +31,12 @@ export type ApiErrorName =
   | 'DiskFullError'
   /** what was asked for is in a damaged part of the database file (the rest still reads) */
   | 'DamagedDataError'
+  /** a file cannot be summarized: an unsupported type, empty, not text, encrypted or damaged (the message says which) */
+  | 'DocumentError'
+  /** too large to take (a request body, a file) */
+  | 'PayloadTooLargeError'
+  /** stopped by the user before anything was stored */
+  | 'StoppedError'
   /** the app is shutting down */
   | 'ShutdownError'
   /** a bug: an exception nobody expected */
@@ -68,6 +75,7 @@ const PASSTHROUGH_NAMES: ReadonlySet<string> = new Set(['ContextOverflowError'])
  */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err
+  if (err instanceof DocumentError) return new ApiError('DocumentError', err.message, { cause: err })
   if (err instanceof StoreNotFoundError) return new ApiError('NotFoundError', err.message, { cause: err })
   if (err instanceof ContextOverflowError) return new ApiError('ContextOverflowError', err.message, { cause: err })
   if (err instanceof ModelFormatError) return new ApiError('ModelError', err.message, { cause: err })

@@ -5,7 +5,7 @@
 export { createApp, type App, type AppOptions } from './app'
 export { createApiHandlers, createDispatch, type ApiDispatch, type ApiServices, type DispatchContext, type DispatchOutcome } from './api-host'
 export { isApiChannel, type ApiArgs, type ApiEvent, type ApiHandlers, type ApiMethod, type ApiResult, type CallContext, type StreamChannel } from './api-types'
-export { API_VALIDATORS, type ApiValidators } from './api-validate'
+export { API_VALIDATORS, base64Chars, type ApiValidators } from './api-validate'
 export { ChatService, PERSIST_INTERVAL_MS, autoTitle, tokenDelay, type ChatServiceDeps } from './chat-service'
 export { DataFolderInUseError, LOCK_FILE_NAME, acquireDataLock, type DataLock, type LockHolder } from './data-lock'
 export { ConversationsService, DELETED_RETENTION_MS, toApiMessage } from './conversations-service'

@@ -29,6 +29,7 @@ export class ConversationStore {
   private readonly branchCheckStmt: Stmt
   private readonly branchMessagesStmt: Stmt
   private readonly copyMessageStmt: Stmt
+  private readonly copyDocumentStmt: Stmt
   private readonly searchIndex: SearchIndex
 
   constructor(
@@ -68,6 +69,11 @@ export class ConversationStore {
       `INSERT INTO messages (id, conversation_id, seq, role, content, status, error, created_at, updated_at, stats_json)
        SELECT @newId, @conversationId, seq, role, content, status, error, created_at, updated_at, stats_json FROM messages WHERE n = @n`
     )
+    // a branch of a summarized file keeps the file, so its follow-up questions are answered from it too
+    this.copyDocumentStmt = db.prepare(
+      `INSERT INTO documents (conversation_id, name, type, bytes, sha256, text, text_sha256, created_at)
+       SELECT @id, name, type, bytes, sha256, text, text_sha256, created_at FROM documents WHERE conversation_id = @parentId`
+    )
     this.searchIndex = new SearchIndex(db)
   }
 
@@ -86,6 +92,7 @@ export class ConversationStore {
       if (check.int('streaming') > 0) throw new RangeError('a reply in the copied part is still being written')
       this.branchStmt.run({ id, title, nowMs: this.now(), parentId, seq })
       for (const n of this.branchMessagesStmt.all(parentId, seq)) this.copyMessageStmt.run({ newId: randomUUID(), conversationId: id, n })
+      this.copyDocumentStmt.run({ id, parentId })
     })()
     return this.mustGet(id)
   }

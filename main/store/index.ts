@@ -5,6 +5,7 @@
 import { ConversationStore } from './conversations'
 import { openDatabase, type Db } from './database'
 import { DeviceProfileStore } from './device-profiles'
+import { DocumentStore } from './documents'
 import { KvBlockStore } from './kv-blocks'
 import { MessageStore } from './messages'
 import { checkDatabase, type StoreNotice } from './repair'
@@ -18,6 +19,7 @@ export { ConversationStore } from './conversations'
 export { DAMAGED_MESSAGE_ERROR, MessageStore } from './messages'
 export { checkDatabase, MAX_CHECK_ERRORS, type CheckedDatabase, type StoreNotice } from './repair'
 export { SettingsStore, type Validator } from './settings'
+export { DocumentStore, type DocumentRecord, type NewDocument, type StoredSummary } from './documents'
 export { DeviceProfileStore, MAX_PROFILE_JSON_BYTES, MAX_PROFILE_KEY_LENGTH } from './device-profiles'
 export { kvBlockKey, KvBlockStore, kvRootKey, MAX_KV_BLOCK_BYTES, MAX_KV_BLOCK_TOKENS, type KvBlockRef, type KvMatch } from './kv-blocks'
 export { MAX_QUERY_CHARS, MAX_QUERY_TERMS, MAX_SEARCH_LIMIT, SNIPPET_SCAN_CHARS, SNIPPET_WORDS } from './search-query'
@@ -35,6 +37,8 @@ export interface Store {
   readonly deviceProfiles: DeviceProfileStore
   /** KV-cache snapshots, as blocks keyed by the prefix they continue */
   readonly kvBlocks: KvBlockStore
+  /** files summarized into conversations, with their text */
+  readonly documents: DocumentStore
   /** what the check at open found and repaired (see repair.ts); empty for a sound file */
   readonly notices: readonly StoreNotice[]
   /** Closes the connection (SQLite checkpoints the WAL into the main file); calling it again is a no-op. */
@@ -56,6 +60,7 @@ export function openStore(file: string, options: StoreOptions = {}): Store {
       settings: new SettingsStore(db),
       deviceProfiles: new DeviceProfileStore(db, options),
       kvBlocks: new KvBlockStore(db, options),
+      documents: new DocumentStore(db, options),
       notices,
       close: () => db.close()
     }

@@ -189,13 +189,34 @@ ALTER TABLE conversations ADD COLUMN branch_seq INTEGER CHECK (branch_seq IS NUL
 CREATE INDEX conversations_parent ON conversations (parent_id) WHERE parent_id IS NOT NULL;
 `
 
+/**
+ * v6: files summarized into conversations (issue #15): what the file was (name, type, size, sha256 of its bytes —
+ * an unchanged file is found by it) and the text read from it, which follow-up questions are answered from. One
+ * per conversation; it goes with its conversation (CASCADE). The text is stored rather than the file: it is what
+ * the model read, and re-reading a PDF costs seconds. `text_sha256` lets a reader check the text is whole.
+ */
+const V6_SQL = `
+CREATE TABLE documents (
+  conversation_id TEXT PRIMARY KEY REFERENCES conversations (id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  type TEXT NOT NULL,
+  bytes INTEGER NOT NULL CHECK (bytes >= 0),
+  sha256 TEXT NOT NULL,
+  text TEXT NOT NULL,
+  text_sha256 TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX documents_sha256 ON documents (sha256);
+`
+
 /** Every schema step, in order; versions are 1, 2, 3, ... with no gaps. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'conversations, messages, settings, full-text search', sql: V1_SQL },
   { version: 2, name: 'device profiles', sql: V2_SQL },
   { version: 3, name: 'drop message_chunks (streaming rewrites messages.content)', sql: V3_SQL },
   { version: 4, name: 'KV-cache snapshot blocks', sql: V4_SQL },
-  { version: 5, name: 'conversation branches', sql: V5_SQL }
+  { version: 5, name: 'conversation branches', sql: V5_SQL },
+  { version: 6, name: 'summarized documents', sql: V6_SQL }
 ])
 
 /** The schema version this build writes; a file with a higher `user_version` is refused. */

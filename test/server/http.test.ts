@@ -146,6 +146,17 @@ describe('request validation', () => {
     // the host is still fine afterwards
     expect(await result(await api('app', 'version', []))).toBe('9.9.9-test')
   })
+
+  it('a file to summarize may be larger than other bodies, up to its own limit', async () => {
+    // a 9 MiB file (12 MiB of base64) passes the body limit and reaches the summary's own checks
+    const nine = Buffer.alloc(9 * 1024 * 1024, 0).toString('base64')
+    const accepted = await raw('POST', '/api/summaries/start', auth(), JSON.stringify({ args: [{ requestId: 'big', fileName: 'zeros.txt', data: nine, reuse: true }] }))
+    await expectError(accepted, 422, 'DocumentError')
+    expect(accepted.body).toMatch(/zeros\.txt is not a text file/)
+    // past the file limit's base64 (64 MiB → 85.3 MiB), the body is refused before it is read to the end
+    const over = JSON.stringify({ args: [{ requestId: 'huge', fileName: 'huge.txt', data: 'A'.repeat(90 * 1024 * 1024), reuse: true }] })
+    await expectError(await raw('POST', '/api/summaries/start', auth(), over), 413, 'PayloadTooLargeError')
+  })
 })
 
 describe('conversations over HTTP', () => {

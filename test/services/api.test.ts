@@ -45,6 +45,12 @@ describe('validation', () => {
     ['chat:send', [{ requestId: 'r', conversationId: 'c', content: 'x'.repeat(API_LIMITS.maxMessageChars + 1) }], /more than the limit of 1000000/],
     ['chat:edit', [{ requestId: 'r', conversationId: 'c', content: 'hi' }], /messageId/],
     ['chat:stop', [{}], /requestId: expected a string, got an object/],
+    ['summaries:start', [{ requestId: 'r', fileName: 'a.txt', data: 'aGk=' }], /reuse/],
+    ['summaries:start', [{ requestId: 'r', fileName: ' ', data: 'aGk=', reuse: true }], /fileName must not be empty/],
+    ['summaries:start', [{ requestId: 'r', fileName: 'a.txt', data: 'aGk', reuse: true }], /data must be base64/],
+    ['summaries:start', [{ requestId: 'r', fileName: 'a.txt', data: 'a$k=', reuse: true }], /data must be base64/],
+    ['summaries:start', [{ requestId: 'r', fileName: 'a.txt', data: 42, reuse: true }], /data: expected a string/],
+    ['summaries:start', [{ requestId: 'r', fileName: 'x'.repeat(API_LIMITS.maxFileNameChars + 1), data: 'aGk=', reuse: true }], /fileName: \d+ characters is more than the limit/],
     ['settings:update', [{ theme: 'neon' }], /theme: "neon" is not one of system, light, dark/],
     ['settings:update', [[]], /patch: expected an object, got an array/],
     ['settings:update', [{ npuQuantization: { w8a8: 'yes', shadowPrunedPercent: 85 } }], /patch.npuQuantization.w8a8 must be true or false/],
@@ -84,7 +90,7 @@ describe('conversations', () => {
       sampling: { temperature: 0, topP: 1, maxTokens: 8 }
     })
     expect(updated).toMatchObject({ id: created.id, title: 'Trip plans', systemPrompt: 'Be brief.', modelId: CHAT_MODEL(), sampling: { temperature: 0, topP: 1, maxTokens: 8 } })
-    expect(await f.ok<ConversationDetail>('conversations:get', created.id)).toEqual({ conversation: updated, messages: [] })
+    expect(await f.ok<ConversationDetail>('conversations:get', created.id)).toEqual({ conversation: updated, messages: [], document: null })
 
     expect(await f.call('conversations:remove', created.id)).toEqual({ ok: true, result: null })
     expect((await f.ok<ConversationSummary[]>('conversations:list')).map((c) => c.id)).not.toContain(created.id)

@@ -10,14 +10,15 @@ import { docxText } from './docx'
 import { DocumentError } from './errors'
 import { decodeHtmlEntities } from './html-entities'
 import { pdfPages } from './pdf'
+import { API_LIMITS, type DocumentTypeName } from '../../../preload/api'
 
 export { DocumentError } from './errors'
 
 /** Largest file accepted (bytes): ~10,000 pages of text; a summary of more is not what this feature is for. */
-export const MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+export const MAX_DOCUMENT_BYTES = API_LIMITS.maxDocumentBytes
 
-/** A kind of document. */
-export type DocumentType = 'text' | 'markdown' | 'html' | 'pdf' | 'docx' | 'csv' | 'json' | 'code'
+/** A kind of document (the contract's name for it). */
+export type DocumentType = DocumentTypeName
 
 /** Every document type, in the order a file name is matched against them. */
 export const DOCUMENT_TYPES: readonly DocumentType[] = ['text', 'markdown', 'html', 'pdf', 'docx', 'csv', 'json', 'code']
@@ -57,12 +58,15 @@ export function checkDocumentSize(fileName: string, sizeBytes: number): void {
   }
 }
 
-/** The text of a file's bytes, read as its name's type (PDF and Word text normalized; other types as written). */
-export async function extractDocument(fileName: string, bytes: Uint8Array): Promise<ExtractedDocument> {
+/**
+ * The text of a file's bytes, read as its name's type (PDF and Word text normalized; other types as written);
+ * `signal` stops a long PDF between pages.
+ */
+export async function extractDocument(fileName: string, bytes: Uint8Array, signal?: AbortSignal): Promise<ExtractedDocument> {
   const type = documentTypeOf(fileName)
   checkDocumentSize(fileName, bytes.byteLength)
   const text =
-    type === 'pdf' ? joinPages(await pdfPages(fileName, bytes))
+    type === 'pdf' ? joinPages(await pdfPages(fileName, bytes, signal))
     : type === 'docx' ? normalizeWhitespace(await docxText(fileName, bytes))
     : type === 'html' ? htmlVisibleText(decodeText(fileName, bytes))
     : decodeText(fileName, bytes)

@@ -8,11 +8,11 @@ import { DocumentError } from './errors'
 /** Most pages read from one file. */
 export const MAX_PDF_PAGES = 10_000
 
-/** The text of each page of the PDF `bytes` (`fileName` for messages). */
-export async function pdfPages(fileName: string, bytes: Uint8Array): Promise<string[]> {
+/** The text of each page of the PDF `bytes` (`fileName` for messages); `signal` stops it between pages. */
+export async function pdfPages(fileName: string, bytes: Uint8Array, signal?: AbortSignal): Promise<string[]> {
   const { getDocument } = await import('pdfjs-dist/legacy/build/pdf.mjs')
-  // pdf.js takes ownership of (and detaches) the buffer it is given: hand it a copy
-  const task = getDocument({ data: bytes.slice(), isEvalSupported: false, disableFontFace: true, useSystemFonts: false, verbosity: 0 })
+  // pdf.js takes ownership of (and detaches) the buffer it is given: hand it a copy, a plain Uint8Array (it refuses a Buffer)
+  const task = getDocument({ data: new Uint8Array(bytes), isEvalSupported: false, disableFontFace: true, useSystemFonts: false, verbosity: 0 })
   let doc
   try {
     doc = await task.promise
@@ -25,6 +25,7 @@ export async function pdfPages(fileName: string, bytes: Uint8Array): Promise<str
     if (doc.numPages > MAX_PDF_PAGES) throw new DocumentError(`${fileName} has ${doc.numPages} pages; up to ${MAX_PDF_PAGES} can be summarized.`)
     const pages: string[] = []
     for (let i = 1; i <= doc.numPages; i++) {
+      signal?.throwIfAborted()
       const page = await doc.getPage(i)
       const content = await page.getTextContent()
       let text = ''
@@ -38,7 +39,7 @@ export async function pdfPages(fileName: string, bytes: Uint8Array): Promise<str
     }
     return pages
   } catch (err) {
-    if (err instanceof DocumentError) throw err
+    if (err instanceof DocumentError || signal?.aborted === true) throw err
     throw new DocumentError(`${fileName} is damaged: reading its pages failed (${err instanceof Error ? err.message : String(err)}).`)
   } finally {
     await doc.destroy()

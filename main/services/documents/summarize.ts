@@ -7,7 +7,7 @@
  * Each summary is capped at a quarter of a part's budget, so every reduce level has at most a quarter of the tokens
  * of the level before: the recursion ends, in about log4(parts) levels, whatever the model writes.
  */
-import type { ChatMessage, TextModel } from '../../engine'
+import type { ChatMessage, GenerationStats, TextModel } from '../../engine'
 import { splitByTokens } from './split'
 
 /** What the pipeline needs from a model (a TextModel adapter in the service). */
@@ -133,11 +133,17 @@ export async function summarize(text: string, model: SummaryModel, options: Summ
   }
 }
 
+/** What the app adds to a TextModel's calls: its pace between tokens (tests watch a summary stream), and each call's stats. */
+export interface TextSummaryOptions {
+  readonly pace?: () => Promise<void>
+  readonly onStats?: (stats: GenerationStats) => void
+}
+
 /**
  * A TextModel as the pipeline's model: its chat template when it has one, else the instruction and text as a plain
  * prompt ending in "Summary:"; greedy decoding (a summary should not vary from run to run).
  */
-export function textSummaryModel(model: TextModel): SummaryModel {
+export function textSummaryModel(model: TextModel, options: TextSummaryOptions = {}): SummaryModel {
   const tok = model.info.tokenizer
   return {
     contextLength: model.contextLength,
@@ -147,11 +153,40 @@ export function textSummaryModel(model: TextModel): SummaryModel {
         ? model.encodeChat(messages)
         : model.encodePrompt(`${messages.filter((m) => m.role === 'user').map((m) => m.content).join('\n\n')}\n\nSummary:`),
     async generate(promptIds, maxTokens, signal, onText) {
-      const g = model.generate({ promptIds, maxTokens, signal, sampling: { temperature: 0 } })
+      const g = model.generate({ promptIds, maxTokens, signal, sampling: { temperature: 0 }, ...(options.pace !== undefined && { pace: options.pace }) })
       for await (const e of g) if (e.text !== '') onText?.(e.text)
       const r = await g.result
+      options.onStats?.(r.stats)
       if (r.stopReason === 'aborted') signal.throwIfAborted()
       return r.text
     }
+  }
+}
+
+/**
+ * The stats of several generations as one (a summary's map and reduce calls): token counts summed, speeds over the
+ * summed times, device busy time summed per device; `ttftMs` is the caller's (the wait before the text starts).
+ */
+export function combineStats(all: readonly GenerationStats[], ttftMs: number): GenerationStats {
+  const sum = (f: (s: GenerationStats) => number): number => all.reduce((n, s) => n + f(s), 0)
+  const prefillSec = sum((s) => (s.prefillTokensPerSec > 0 ? s.prefillTokens / s.prefillTokensPerSec : 0))
+  const decodeSec = sum((s) => (s.decodeTokensPerSec > 0 ? s.generatedTokens / s.decodeTokensPerSec : 0))
+  const devices = new Map<string, { id: string; busyMs: number; runs: number }>()
+  for (const d of all.flatMap((s) => s.devices)) {
+    const seen = devices.get(d.id) ?? { id: d.id, busyMs: 0, runs: 0 }
+    devices.set(d.id, { id: d.id, busyMs: seen.busyMs + d.busyMs, runs: seen.runs + d.runs })
+  }
+  const prefillTokens = sum((s) => s.prefillTokens)
+  const generatedTokens = sum((s) => s.generatedTokens)
+  return {
+    promptTokens: sum((s) => s.promptTokens),
+    prefillTokens,
+    reusedTokens: sum((s) => s.reusedTokens),
+    restoredTokens: sum((s) => s.restoredTokens),
+    generatedTokens,
+    ttftMs,
+    prefillTokensPerSec: prefillSec > 0 ? prefillTokens / prefillSec : 0,
+    decodeTokensPerSec: decodeSec > 0 ? generatedTokens / decodeSec : 0,
+    devices: [...devices.values()]
   }
 }

@@ -294,7 +294,11 @@ export class ChatService {
       let content = ''
       const persist = this.throttledWrite(assistant.id)
       const { pace } = this.deps
-      const summaryModel = textSummaryModel(model, { onStats: (s) => all.push(s), ...(pace !== undefined && { pace: () => pace(signal) }) })
+      const summaryModel = textSummaryModel(model, {
+        onToken: () => this.tokensStreamed++,
+        onStats: (s) => all.push(s),
+        ...(pace !== undefined && { pace: () => pace(signal) })
+      })
       this.generating = true
       this.deps.onGenerationStart?.()
       try {
@@ -305,7 +309,6 @@ export class ChatService {
           onProgress: (p) => emit({ type: 'progress', messageId: assistant.id, done: p.done, total: p.total, etaMs: p.etaMs }),
           onText: (piece) => {
             if (content === '') ttftMs = this.monotonicMs() - started
-            this.tokensStreamed++
             content += piece
             onText(content)
             emit({ type: 'delta', messageId: assistant.id, text: piece })

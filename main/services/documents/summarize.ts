@@ -133,9 +133,10 @@ export async function summarize(text: string, model: SummaryModel, options: Summ
   }
 }
 
-/** What the app adds to a TextModel's calls: its pace between tokens (tests watch a summary stream), and each call's stats. */
+/** What the app adds to a TextModel's calls: its pace between tokens (tests watch a summary stream), each token (the live tokens/s), each call's stats. */
 export interface TextSummaryOptions {
   readonly pace?: () => Promise<void>
+  readonly onToken?: () => void
   readonly onStats?: (stats: GenerationStats) => void
 }
 
@@ -154,7 +155,10 @@ export function textSummaryModel(model: TextModel, options: TextSummaryOptions =
         : model.encodePrompt(`${messages.filter((m) => m.role === 'user').map((m) => m.content).join('\n\n')}\n\nSummary:`),
     async generate(promptIds, maxTokens, signal, onText) {
       const g = model.generate({ promptIds, maxTokens, signal, sampling: { temperature: 0 }, ...(options.pace !== undefined && { pace: options.pace }) })
-      for await (const e of g) if (e.text !== '') onText?.(e.text)
+      for await (const e of g) {
+        options.onToken?.()
+        if (e.text !== '') onText?.(e.text)
+      }
       const r = await g.result
       options.onStats?.(r.stats)
       if (r.stopReason === 'aborted') signal.throwIfAborted()

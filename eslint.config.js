@@ -310,9 +310,9 @@ export default defineConfig(
     ban(`${UP}main(/|$)`, 'renderer/ imports nothing from main/; it talks to window.tandem.'),
     ban(`${UP}preload(/(?!api$).*)?$`, 'renderer/ may import only the Api types from preload/api.ts.'),
     // Besides types, the two plain-data tables the bridges are generated from (preload/api.ts has no imports).
-    ban(`${UP}preload/api$`, "renderer/ may import only types, API_METHODS and API_LIMITS from preload/api.ts.", {
+    ban(`${UP}preload/api$`, "renderer/ may import only types, API_METHODS, API_LIMITS and DOCUMENT_EXTENSIONS from preload/api.ts (plain data).", {
       allowTypeImports: true,
-      allowImportNames: ['API_METHODS', 'API_LIMITS']
+      allowImportNames: ['API_METHODS', 'API_LIMITS', 'DOCUMENT_EXTENSIONS']
     })
   ])
 )

@@ -97,6 +97,18 @@ export interface Message {
 /** How a file's text was read: by its extension. */
 export type DocumentTypeName = 'text' | 'markdown' | 'html' | 'pdf' | 'docx' | 'csv' | 'json' | 'code'
 
+/** The extensions (lower case, no dot) that name each document type: what the app reads and the file picker offers. */
+export const DOCUMENT_EXTENSIONS: Readonly<Record<DocumentTypeName, readonly string[]>> = {
+  text: ['txt', 'text', 'log'],
+  markdown: ['md', 'markdown'],
+  html: ['html', 'htm', 'xhtml'],
+  pdf: ['pdf'],
+  docx: ['docx'],
+  csv: ['csv', 'tsv'],
+  json: ['json', 'jsonl', 'ndjson'],
+  code: ['ts', 'tsx', 'js', 'jsx', 'mjs', 'cjs', 'py', 'rs', 'go', 'java', 'kt', 'c', 'h', 'cc', 'cpp', 'hpp', 'cs', 'rb', 'php', 'swift', 'sh', 'sql', 'css', 'scss', 'yaml', 'yml', 'toml', 'xml', 'ini', 'lua', 'r', 'scala', 'dart', 'zig']
+}
+
 /** A file summarized into a conversation; follow-up questions there are answered from its text. */
 export interface DocumentInfo {
   readonly name: string

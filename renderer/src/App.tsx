@@ -1,6 +1,7 @@
 /**
  * @file The app shell: sidebar (conversations, search), the chat pane with the device activity panel, dialogs
- * and toasts, wired to the Api from `getApi()` (Electron preload or the HTTP client in browser mode).
+ * and toasts, and files dropped on the window to summarize, wired to the Api from `getApi()` (Electron preload
+ * or the HTTP client in browser mode).
  */
 import { useCallback, useEffect, useMemo, useRef, useState, type JSX } from 'react'
 import type { Api, ConversationSummary, SamplingSettings, SearchHit } from '../../preload/api'
@@ -9,6 +10,7 @@ import { ChatPane } from './components/ChatPane'
 import { ChatSettingsDialog } from './components/ChatSettingsDialog'
 import type { ComposerHandle } from './components/Composer'
 import { UNTITLED } from './components/ConversationList'
+import { DropOverlay } from './components/DropOverlay'
 import { SettingsDialog, type SettingsTab } from './components/SettingsDialog'
 import { Sidebar } from './components/Sidebar'
 import { ToastRegion } from './components/ToastRegion'
@@ -19,6 +21,7 @@ import { useChat, type DraftSettings } from './state/use-chat'
 import { useActivityPanel } from './state/use-activity-panel'
 import { useConversations } from './state/use-conversations'
 import { useDevices } from './state/use-devices'
+import { useFileDrop } from './state/use-file-drop'
 import { useRoute } from './state/use-route'
 import { useSearch } from './state/use-search'
 import { useSettings } from './state/use-settings'
@@ -114,7 +117,14 @@ function Shell({ api }: { api: Api }): JSX.Element {
     void refreshList()
     checkNotices()
   }, [refreshList, checkNotices])
-  const chat = useChat({ conversationId: selectedId, defaults, onCreated, onChanged })
+  const onOpen = useCallback(
+    (id: string) => {
+      navigate(id)
+      setFocusMessageId(null)
+    },
+    [navigate]
+  )
+  const chat = useChat({ conversationId: selectedId, defaults, onCreated, onOpen, onChanged })
   const { conversation } = chat
 
   // A model problem (missing, unusable) means the model list is stale: rescan so the picker tells the truth.
@@ -216,6 +226,25 @@ function Shell({ api }: { api: Api }): JSX.Element {
     [chat, settings, settingsState, showError]
   )
 
+  const { summarize } = chat
+  const summarizeFile = useCallback(
+    (file: File) => {
+      setSidebarOpen(false)
+      void summarize(file, true)
+    },
+    [summarize]
+  )
+  // One file per summary: the first of several dropped is summarized, and the user is told about the rest.
+  const draggingFiles = useFileDrop((files) => {
+    const [first, ...rest] = files
+    if (first === undefined) return
+    summarizeFile(first)
+    if (rest.length > 0) {
+      const others = rest.length === 1 ? `${rest[0]?.name ?? 'The other file'} was` : `${rest.length} other files were`
+      showError(`${others} not summarized: one file is summarized at a time. Drop it again afterwards.`)
+    }
+  })
+
   useShortcuts({
     onStop: () => void chat.stop(),
     onNewChat: newChat,
@@ -245,6 +274,7 @@ function Shell({ api }: { api: Api }): JSX.Element {
         searchError={search.error}
         version={version}
         onNewChat={newChat}
+        onSummarizeFile={summarizeFile}
         onSelect={openConversation}
         onOpenHit={openHit}
         onRename={renameConversation}
@@ -280,7 +310,8 @@ function Shell({ api }: { api: Api }): JSX.Element {
           onOpenChatSettings: () => setDialog({ kind: 'chat' }),
           onOpenSettings: () => setDialog({ kind: 'settings', tab: 'general' }),
           onNewChat: newChat,
-          onBranch: branchFrom
+          onBranch: branchFrom,
+          onSummarizeAgain: (file) => void summarize(file, false)
         }}
         composerRef={composer}
       />
@@ -298,6 +329,7 @@ function Shell({ api }: { api: Api }): JSX.Element {
         />
       )}
       <ToastRegion toasts={toasts.toasts} onDismiss={toasts.dismiss} />
+      {draggingFiles && <DropOverlay />}
     </div>
   )
 }

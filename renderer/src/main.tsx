@@ -9,6 +9,7 @@ import './styles/markdown.css'
 import './styles/dialogs.css'
 import './styles/devices.css'
 import './styles/activity.css'
+import './styles/documents.css'
 
 const rootElement = document.getElementById('root')
 if (rootElement === null) throw new Error('renderer/index.html has no #root element')

@@ -10,9 +10,10 @@ import { docxText } from './docx'
 import { DocumentError } from './errors'
 import { decodeHtmlEntities } from './html-entities'
 import { pdfPages } from './pdf'
-import { API_LIMITS, type DocumentTypeName } from '../../../preload/api'
+import { API_LIMITS, DOCUMENT_EXTENSIONS, type DocumentTypeName } from '../../../preload/api'
 
 export { DocumentError } from './errors'
+export { DOCUMENT_EXTENSIONS }
 
 /** Largest file accepted (bytes): ~10,000 pages of text; a summary of more is not what this feature is for. */
 export const MAX_DOCUMENT_BYTES = API_LIMITS.maxDocumentBytes
@@ -22,18 +23,6 @@ export type DocumentType = DocumentTypeName
 
 /** Every document type, in the order a file name is matched against them. */
 export const DOCUMENT_TYPES: readonly DocumentType[] = ['text', 'markdown', 'html', 'pdf', 'docx', 'csv', 'json', 'code']
-
-/** The extensions that name each type (lower case, without the dot). */
-export const DOCUMENT_EXTENSIONS: Readonly<Record<DocumentType, readonly string[]>> = {
-  text: ['txt', 'text', 'log'],
-  markdown: ['md', 'markdown'],
-  html: ['html', 'htm', 'xhtml'],
-  pdf: ['pdf'],
-  docx: ['docx'],
-  csv: ['csv', 'tsv'],
-  json: ['json', 'jsonl', 'ndjson'],
-  code: ['ts', 'tsx', 'js', 'jsx', 'mjs', 'cjs', 'py', 'rs', 'go', 'java', 'kt', 'c', 'h', 'cc', 'cpp', 'hpp', 'cs', 'rb', 'php', 'swift', 'sh', 'sql', 'css', 'scss', 'yaml', 'yml', 'toml', 'xml', 'ini', 'lua', 'r', 'scala', 'dart', 'zig']
-}
 
 /** A document's text and what it was read as. */
 export interface ExtractedDocument {

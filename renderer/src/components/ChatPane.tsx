@@ -9,9 +9,11 @@ import { formatResumed } from '../lib/format'
 import type { ChatState } from '../state/use-chat'
 import { ChatHeader } from './ChatHeader'
 import { Composer, type ComposerHandle } from './Composer'
+import { DocumentCard } from './DocumentCard'
 import { EmptyState } from './EmptyState'
 import { ErrorBanner } from './ErrorBanner'
 import { MessageList } from './MessageList'
+import { ReusedSummaryNotice, SummaryProgress } from './SummaryStatus'
 
 /** The conversation on screen and how it is being shown. */
 export interface ChatPaneConversation {
@@ -52,6 +54,8 @@ export interface ChatPaneActions {
   readonly onNewChat: () => void
   /** starts a new conversation from a message of this one */
   readonly onBranch: (messageId: string) => void
+  /** summarizes a file again, not taking the stored summary */
+  readonly onSummarizeAgain: (file: File) => void
 }
 
 interface ChatPaneProps {
@@ -70,6 +74,11 @@ export function ChatPane({ conversation, models, panels, actions, composerRef }:
   const lastMessage = chat.messages.at(-1)
   const canRetry = lastMessage?.role === 'assistant' && chat.active === null
   const showEmpty = chat.conversation === null && chat.messages.length === 0 && !chat.loading && chat.loadError === null
+  // a summary shows its progress here, and before its conversation exists wherever the user is
+  const summary = chat.active?.summary ?? null
+  const summaryHere = summary !== null && (chat.active?.conversationId === null || streamingHere)
+  const reused = chat.reused !== null && chat.reused.conversationId === chat.conversation?.id ? chat.reused : null
+  const document = chat.document
   return (
     <main className="chat-pane" aria-label="Chat">
       <ChatHeader
@@ -109,9 +118,14 @@ export function ChatPane({ conversation, models, panels, actions, composerRef }:
               onRegenerate={chat.regenerate}
               onEdit={chat.edit}
               onBranch={chat.conversation !== null ? actions.onBranch : undefined}
+              header={document !== null ? <DocumentCard document={document} /> : undefined}
             />
           )}
           <div className="chat-bottom">
+            {summaryHere && <SummaryProgress run={summary} onCancel={() => void chat.stop()} />}
+            {reused !== null && !summaryHere && (
+              <ReusedSummaryNotice fileName={reused.file.name} onSummarizeAgain={() => actions.onSummarizeAgain(reused.file)} onDismiss={chat.dismissReused} />
+            )}
             {models.error !== null && chat.actionError === null && (
               <ErrorBanner error={models.error} onOpenSettings={actions.onOpenSettings} />
             )}
@@ -129,9 +143,10 @@ export function ChatPane({ conversation, models, panels, actions, composerRef }:
               busyElsewhere={chat.active !== null && !streamingHere}
               onSend={chat.send}
               onStop={() => void chat.stop()}
+              placeholder={document !== null ? `Ask about ${document.name}…` : undefined}
             />
             <p className="visually-hidden" role="status">
-              {streamingHere ? 'Generating a reply.' : ''}
+              {summaryHere ? `Summarizing ${summary.fileName}.` : streamingHere ? 'Generating a reply.' : ''}
             </p>
           </div>
         </div>

@@ -23,10 +23,12 @@ interface ComposerProps {
   /** resolves false when the message was not saved; the text is then restored */
   readonly onSend: (text: string) => Promise<boolean>
   readonly onStop: () => void
+  /** the box's placeholder (default "Message Tandem…") */
+  readonly placeholder?: string
 }
 
 /** The composer at the bottom of the chat. */
-export function Composer({ ref, streaming, busyElsewhere, onSend, onStop }: ComposerProps): JSX.Element {
+export function Composer({ ref, streaming, busyElsewhere, onSend, onStop, placeholder = 'Message Tandem…' }: ComposerProps): JSX.Element {
   const [text, setText] = useState('')
   const [note, setNote] = useState<string | null>(null)
   const area = useRef<HTMLTextAreaElement>(null)
@@ -78,7 +80,7 @@ export function Composer({ ref, streaming, busyElsewhere, onSend, onStop }: Comp
           ref={area}
           rows={1}
           value={text}
-          placeholder="Message Tandem…"
+          placeholder={placeholder}
           aria-describedby={note !== null ? 'composer-note' : undefined}
           aria-invalid={tooLong || undefined}
           onChange={(e) => {

@@ -1,4 +1,4 @@
-/** @file What a new chat shows before the first message: the model in use, or how to get one. */
+/** @file What a new chat shows before the first message: the model in use (and how to summarize a file), or how to get one. */
 import type { JSX } from 'react'
 import type { ModelEntry } from '../../../preload/api'
 import { MOD_KEY_LABEL as MOD_KEY } from '../lib/platform'
@@ -40,6 +40,7 @@ export function EmptyState({ loading, models, model, onOpenSettings }: EmptyStat
       </div>
       <h2>Start a conversation</h2>
       <p>{model !== null ? `Replies come from ${model.name}, running on this computer.` : 'Pick a model in the header to begin.'}</p>
+      <p className="empty-state-files">To summarize a file, drop it on this window or use Summarize a file… in the sidebar.</p>
       <ul className="shortcuts" aria-label="Keyboard shortcuts">
         <li>
           <kbd>Enter</kbd> send

@@ -2,7 +2,7 @@
  * @file The scrolling message column. It follows a streaming reply while the reader is at the bottom and
  * stays put once they scroll up to read; a search hit scrolls its message into view and flashes it.
  */
-import { useEffect, useLayoutEffect, useRef, type JSX } from 'react'
+import { useEffect, useLayoutEffect, useRef, type JSX, type ReactNode } from 'react'
 import type { Message, ModelLoadProgress } from '../../../preload/api'
 import { MessageItem } from './MessageItem'
 
@@ -20,10 +20,12 @@ interface MessageListProps {
   readonly onRegenerate: () => void
   readonly onEdit: (messageId: string, content: string) => void
   readonly onBranch?: (messageId: string) => void
+  /** shown above the messages (the summarized file's card), scrolling with them */
+  readonly header?: ReactNode
 }
 
 /** All messages of the open conversation. */
-export function MessageList({ conversationKey, messages, busy, loadProgress, focusMessageId, onRegenerate, onEdit, onBranch }: MessageListProps): JSX.Element {
+export function MessageList({ conversationKey, messages, busy, loadProgress, focusMessageId, onRegenerate, onEdit, onBranch, header }: MessageListProps): JSX.Element {
   const scroller = useRef<HTMLDivElement>(null)
   const stick = useRef(true)
   const lastReplyIndex = messages.findLastIndex((m) => m.role === 'assistant')
@@ -55,6 +57,7 @@ export function MessageList({ conversationKey, messages, busy, loadProgress, foc
         stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < STICK_THRESHOLD_PX
       }}
     >
+      {header !== undefined && <div className="message-column-header">{header}</div>}
       <div className="message-column" role="feed" aria-label="Messages" aria-busy={busy}>
         {messages.map((m, index) => (
           <MessageItem

@@ -1,4 +1,4 @@
-/** @file The sidebar: New chat, search (titles and content), the conversation list, and Settings. */
+/** @file The sidebar: New chat, Summarize a file…, search (titles and content), the conversation list, and Settings. */
 import type { JSX, RefObject } from 'react'
 import type { ConversationSummary, SearchHit } from '../../../preload/api'
 import { errorText, type UiError } from '../lib/errors'
@@ -7,6 +7,7 @@ import { MOD_KEY_LABEL as MOD_KEY } from '../lib/platform'
 import { ConversationList } from './ConversationList'
 import { Icon } from './icons'
 import { SearchResults } from './SearchResults'
+import { SummarizeFileButton } from './SummarizeFileButton'
 
 interface SidebarProps {
   readonly open: boolean
@@ -22,6 +23,8 @@ interface SidebarProps {
   readonly searchError: UiError | null
   readonly version: string | null
   readonly onNewChat: () => void
+  /** a file was picked to summarize */
+  readonly onSummarizeFile: (file: File) => void
   readonly onSelect: (id: string) => void
   readonly onOpenHit: (hit: SearchHit) => void
   readonly onRename: (id: string, title: string) => void
@@ -49,6 +52,7 @@ export function Sidebar(props: SidebarProps): JSX.Element {
         <button type="button" className="button-primary new-chat" onClick={props.onNewChat} title={`New chat (${MOD_KEY}N)`}>
           <Icon name="plus" /> New chat
         </button>
+        <SummarizeFileButton onFile={props.onSummarizeFile} />
         <div className="search-box">
           <Icon name="search" size={16} />
           <input

@@ -68,6 +68,14 @@ const BY_NAME: Readonly<Record<string, Omit<UiError, 'detail'>>> = {
     hint: "Free some space on the disk that holds Tandem's data, then try again; what was written so far is kept.",
     action: 'none'
   },
+  // A file to summarize that cannot be (empty, binary, encrypted, unsupported): the message names the file and why.
+  DocumentError: { title: 'This file cannot be summarized', hint: '', action: 'none' },
+  PayloadTooLargeError: {
+    title: 'This file is too large',
+    hint: 'Summarize a smaller file, or a part of this one saved as a file of its own.',
+    action: 'none'
+  },
+  StoppedError: { title: 'Stopped', hint: '', action: 'none' },
   ShutdownError: { title: 'Tandem is closing', hint: 'Start Tandem again to continue.', action: 'reload' },
   InternalError: {
     title: 'Something went wrong inside Tandem',

@@ -110,3 +110,19 @@ export function formatLoadProgress(p: ModelLoadProgress): string {
       return 'Loading the model…'
   }
 }
+
+/** Time left for humans: "about 40 s left", "about 3 min left", "about 2 h left". */
+export function formatTimeLeft(etaMs: number): string {
+  const seconds = Math.max(1, Math.ceil(etaMs / 1000))
+  if (seconds < 60) return `about ${seconds} s left`
+  if (seconds < 3600) return `about ${Math.round(seconds / 60)} min left`
+  return `about ${Math.round(seconds / 3600)} h left`
+}
+
+/** Where a file's summary is, in words (the text beside its progress bar). */
+export function formatSummaryProgress(fileName: string, p: { readonly phase: 'reading' | 'summarizing'; readonly done: number; readonly total: number; readonly etaMs: number | null }): string {
+  if (p.phase === 'reading') return `Reading ${fileName}…`
+  if (p.total <= 0) return `Summarizing ${fileName}…`
+  const left = p.etaMs === null || !Number.isFinite(p.etaMs) || p.done >= p.total ? '' : ` · ${formatTimeLeft(p.etaMs)}`
+  return `Summarizing ${fileName}: part ${p.done} of ${p.total}${left}`
+}

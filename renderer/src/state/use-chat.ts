@@ -1,53 +1,22 @@
 /**
- * @file The open conversation: its messages, and send / regenerate / edit / stop with streamed replies.
- * A new chat is a local draft until its first message, so "New chat" never leaves empty conversations behind.
- * Deltas are batched per animation frame: a small model can produce hundreds of tokens per second, and
- * re-rendering per token would cost more than generating it.
+ * @file The open conversation: its messages (and the file it summarizes), and send / regenerate / edit /
+ * summarize / stop with streamed replies. A new chat is a local draft until its first message, so "New chat"
+ * never leaves empty conversations behind. A summary (issue #15) runs through the same stream as a reply: its
+ * conversation arrives with its first event ('created'), and its map-reduce steps are reported as progress.
  */
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
-import type { ChatEvent, Conversation, ConversationPatch, Message, ModelLoadProgress, SamplingSettings } from '../../../preload/api'
-import { describeError, type UiError } from '../lib/errors'
+import type { Conversation, ConversationPatch, DocumentInfo, Message, SummaryEvent, SummaryOutcome } from '../../../preload/api'
+import { fileToBase64 } from '../lib/base64'
+import { fileSizeProblem, summarizeRequestText } from '../lib/documents'
+import { describeError, errorParts, type UiError } from '../lib/errors'
 import { titleFromMessage } from '../lib/format'
 import { newRequestId } from '../lib/ids'
 import { useApi } from './api-context'
+import type { ActiveStream, ChatState, DraftSettings, ReusedSummary, SummaryRun } from './chat-state'
+import { useDeltaBatch } from './delta-batch'
 import { useLoad } from './use-load'
 
-/** Settings of a chat that does not exist yet. */
-export interface DraftSettings {
-  readonly modelId: string | null
-  readonly systemPrompt: string
-  readonly sampling: SamplingSettings
-}
-
-/** The running generation (at most one at a time, in any conversation). */
-export interface ActiveStream {
-  readonly requestId: string
-  readonly conversationId: string
-  /** set once the app confirmed the request ('started') */
-  readonly assistantMessageId: string | null
-  /** what opening the model is doing, until the reply's first text (null: the model was open, or text arrived) */
-  readonly loadProgress: ModelLoadProgress | null
-}
-
-/** What the chat hook exposes. */
-export interface ChatState {
-  /** null while the view is a new, unsaved chat */
-  readonly conversation: Conversation | null
-  readonly messages: readonly Message[]
-  readonly draft: DraftSettings
-  readonly loading: boolean
-  readonly loadError: UiError | null
-  readonly active: ActiveStream | null
-  /** the last failed action, shown as a banner until dismissed */
-  readonly actionError: UiError | null
-  readonly dismissError: () => void
-  /** resolves false when the message was not saved (the composer then keeps the text) */
-  readonly send: (content: string) => Promise<boolean>
-  readonly regenerate: () => Promise<void>
-  readonly edit: (messageId: string, content: string) => Promise<void>
-  readonly stop: () => Promise<void>
-  readonly updateConversation: (patch: ConversationPatch) => Promise<UiError | null>
-}
+export type { ActiveStream, ChatState, DraftSettings, ReusedSummary, SummaryRun } from './chat-state'
 
 /** How often a reply streaming elsewhere is re-read (ms). */
 const ORPHAN_POLL_MS = 1000
@@ -61,27 +30,44 @@ function placeholder(id: string, role: 'user' | 'assistant', conversationId: str
   return { id, conversationId, seq, role, content, status: role === 'user' ? 'complete' : 'streaming', error: null, createdAtMs: now, updatedAtMs: now, stats: null }
 }
 
+/** What a streamed request starts from. */
+interface RunStart {
+  /** the conversation; null for a summary, whose conversation the app creates ('created') */
+  readonly conv: Conversation | null
+  /** the messages kept above the new ones */
+  readonly base: readonly Message[]
+  /** the user's message shown until the app confirms it (null: none, a regenerate) */
+  readonly userText: string | null
+  /** the file, for a summary */
+  readonly summary: SummaryRun | null
+}
+
 interface ChatOptions {
   /** the conversation to show; null for a new chat */
   readonly conversationId: string | null
   /** settings a new chat starts with */
   readonly defaults: DraftSettings
-  /** a draft became a saved conversation */
+  /** a draft became a saved conversation, or the app created one (a summary) */
   readonly onCreated: (conversation: Conversation) => void
+  /** show a conversation that already existed (the stored summary of a file) */
+  readonly onOpen: (conversationId: string) => void
   /** something the sidebar shows changed (title, order) */
   readonly onChanged: () => void
 }
 
 /** State and actions for the conversation being viewed. */
-export function useChat({ conversationId, defaults, onCreated, onChanged }: ChatOptions): ChatState {
+export function useChat({ conversationId, defaults, onCreated, onOpen, onChanged }: ChatOptions): ChatState {
   const api = useApi()
   const [conversation, setConversation] = useState<Conversation | null>(null)
   const [messages, setMessages] = useState<readonly Message[]>([])
+  const [summarized, setSummarized] = useState<DocumentInfo | null>(null)
+  const [reused, setReused] = useState<ReusedSummary | null>(null)
   // A draft stores only what the user changed, so defaults that load later still apply to the rest.
   const [draftOverrides, setDraftOverrides] = useState<Partial<DraftSettings>>({})
   const draft: DraftSettings = useMemo(() => ({ ...defaults, ...draftOverrides }), [defaults, draftOverrides])
   // Every change of view resets the load, so an answer for a conversation no longer on screen is dropped.
   const { loading, error: loadError, run: runLoad, reset: resetLoad } = useLoad()
+  const { queue: queueDelta, flush } = useDeltaBatch(setMessages)
   const [active, setActive] = useState<ActiveStream | null>(null)
   const [actionError, setActionError] = useState<UiError | null>(null)
 
@@ -90,10 +76,14 @@ export function useChat({ conversationId, defaults, onCreated, onChanged }: Chat
   const conversationRef = useRef<Conversation | null>(null)
   const messagesRef = useRef<readonly Message[]>([])
   const activeRef = useRef<ActiveStream | null>(null)
-  const pendingDeltas = useRef(new Map<string, string>())
-  const flushHandle = useRef<number | null>(null)
+  // The request the user asked to stop, and one whose stop the app did not confirm (not running yet: a summary's
+  // file still on its way), stopped again at its next event.
+  const stopAsked = useRef<string | null>(null)
+  const unconfirmedStop = useRef<string | null>(null)
+  const documentRef = useRef<DocumentInfo | null>(null)
   conversationRef.current = conversation
   messagesRef.current = messages
+  documentRef.current = summarized
 
   /** Sets the running stream, or changes it with `update` (which returns its argument when nothing changes). */
   const setActiveStream = (next: ActiveStream | null | ((s: ActiveStream | null) => ActiveStream | null)): void => {
@@ -102,24 +92,6 @@ export function useChat({ conversationId, defaults, onCreated, onChanged }: Chat
     activeRef.current = stream
     setActive(stream)
   }
-
-  const flush = useCallback(() => {
-    flushHandle.current = null
-    if (pendingDeltas.current.size === 0) return
-    const deltas = new Map(pendingDeltas.current)
-    pendingDeltas.current.clear()
-    setMessages((list) => list.map((m) => (deltas.has(m.id) ? { ...m, content: m.content + (deltas.get(m.id) ?? '') } : m)))
-  }, [])
-
-  const queueDelta = useCallback(
-    (messageId: string, text: string) => {
-      pendingDeltas.current.set(messageId, (pendingDeltas.current.get(messageId) ?? '') + text)
-      if (flushHandle.current !== null) return
-      // Hidden tabs get no animation frames; a timer keeps the text current there.
-      flushHandle.current = document.hidden ? window.setTimeout(flush, 200) : window.requestAnimationFrame(flush)
-    },
-    [flush]
-  )
 
   /** Re-reads the conversation from the app (the source of truth after every action). */
   const reload = useCallback(
@@ -132,6 +104,7 @@ export function useChat({ conversationId, defaults, onCreated, onChanged }: Chat
         (detail) => {
           setConversation(detail.conversation)
           setMessages(detail.messages)
+          setSummarized(detail.document)
         }
       )
     },
@@ -145,6 +118,7 @@ export function useChat({ conversationId, defaults, onCreated, onChanged }: Chat
       resetLoad(false)
       setConversation(null)
       setMessages([])
+      setSummarized(null)
       setDraftOverrides({})
       return
     }
@@ -153,67 +127,120 @@ export function useChat({ conversationId, defaults, onCreated, onChanged }: Chat
     if (conversationRef.current?.id === conversationId) return
     resetLoad(true)
     setMessages([])
+    setSummarized(null)
     setConversation(null)
     void reload(conversationId)
   }, [conversationId, reload, resetLoad])
 
+  /** Asks the app to stop a request; one it does not know yet (a summary's file on its way) is asked again at its next event. */
+  const stopRequest = useCallback(
+    async (requestId: string) => {
+      try {
+        const stopped = await api.chat.stop(requestId)
+        if (!stopped && activeRef.current?.requestId === requestId) unconfirmedStop.current = requestId
+      } catch (e) {
+        setActionError(describeError(e))
+      }
+    },
+    [api]
+  )
+
+  /** Makes a conversation just created the one on screen, without reading it again (it is about to stream). */
+  const adopt = useCallback(
+    (conv: Conversation, document: DocumentInfo | null) => {
+      resetLoad(false)
+      conversationRef.current = conv
+      setConversation(conv)
+      setSummarized(document)
+      viewRef.current = conv.id
+      onCreated(conv)
+    },
+    [onCreated, resetLoad]
+  )
+
   /**
-   * Runs one streamed request: shows `base` plus placeholders at once, swaps in the real messages on
-   * 'started', appends deltas, and finally re-reads the conversation. Resolves true when the app accepted it.
+   * Runs one streamed request: shows `start.base` plus placeholders at once (a summary: once its conversation is
+   * 'created'), swaps in the real messages on 'started', appends deltas, tracks a summary's progress, and finally
+   * re-reads the conversation. `call` resolves null when it never sent the request (stopped first). Resolves true
+   * when the app accepted it.
    */
   const run = useCallback(
-    async (
-      conv: Conversation,
-      base: readonly Message[],
-      userText: string | null,
-      call: (requestId: string, onEvent: (event: ChatEvent) => void) => Promise<Message>
-    ): Promise<boolean> => {
+    async (start: RunStart, call: (requestId: string, onEvent: (event: SummaryEvent) => void) => Promise<Message | null>): Promise<boolean> => {
       const requestId = newRequestId()
-      const nextSeq = (base.at(-1)?.seq ?? -1) + 1
-      const shown = [...base]
-      if (userText !== null) shown.push(placeholder(PENDING_USER_ID, 'user', conv.id, nextSeq, userText))
-      shown.push(placeholder(PENDING_ASSISTANT_ID, 'assistant', conv.id, nextSeq + 1, ''))
-      setMessages(shown)
+      let conv = start.conv
+      const here = (): boolean => conv !== null && viewRef.current === conv.id
+      const showPending = (c: Conversation): void => {
+        const nextSeq = (start.base.at(-1)?.seq ?? -1) + 1
+        const shown = [...start.base]
+        if (start.userText !== null) shown.push(placeholder(PENDING_USER_ID, 'user', c.id, nextSeq, start.userText))
+        shown.push(placeholder(PENDING_ASSISTANT_ID, 'assistant', c.id, nextSeq + 1, ''))
+        setMessages(shown)
+      }
+      const update = (change: (s: ActiveStream) => ActiveStream): void => setActiveStream((s) => (s === null || s.requestId !== requestId ? s : change(s)))
+      if (conv !== null) showPending(conv)
       setActionError(null)
-      setActiveStream({ requestId, conversationId: conv.id, assistantMessageId: null, loadProgress: null })
+      setActiveStream({ requestId, conversationId: conv?.id ?? null, assistantMessageId: null, loadProgress: null, summary: start.summary })
       let started = false
-      const onEvent = (event: ChatEvent): void => {
-        if (event.type === 'started') {
+      const onEvent = (event: SummaryEvent): void => {
+        if (unconfirmedStop.current === requestId) {
+          unconfirmedStop.current = null
+          void stopRequest(requestId)
+        }
+        if (event.type === 'created') {
+          const created = event.conversation
+          conv = created
+          adopt(created, event.document)
+          update((s) => ({ ...s, conversationId: created.id, summary: s.summary === null ? null : { ...s.summary, phase: 'summarizing' } }))
+          showPending(created)
+        } else if (event.type === 'started') {
           started = true
-          setActiveStream({ requestId, conversationId: conv.id, assistantMessageId: event.assistantMessage.id, loadProgress: null })
-          if (viewRef.current !== conv.id) return
+          update((s) => ({ ...s, assistantMessageId: event.assistantMessage.id, loadProgress: null }))
+          if (!here()) return
           flush()
           const fresh = event.userMessage === null ? [event.assistantMessage] : [event.userMessage, event.assistantMessage]
-          setMessages([...base, ...fresh])
+          setMessages([...start.base, ...fresh])
         } else if (event.type === 'loading') {
-          setActiveStream((s) => (s === null || s.requestId !== requestId ? s : { ...s, loadProgress: event.progress }))
+          update((s) => ({ ...s, loadProgress: event.progress }))
+        } else if (event.type === 'progress') {
+          // a finished step means the model is open (a summary's text arrives only with its last step); a
+          // regenerated summary reports progress too, under the conversation's file
+          const fileName = documentRef.current?.name ?? 'the file'
+          update((s) => ({
+            ...s,
+            loadProgress: event.done > 0 ? null : s.loadProgress,
+            summary: { fileName, ...s.summary, phase: 'summarizing', done: event.done, total: event.total, etaMs: event.etaMs }
+          }))
         } else {
           // the first text ends the model's loading (the same object after that, so no re-render per token)
           setActiveStream((s) => (s === null || s.loadProgress === null ? s : { ...s, loadProgress: null }))
-          if (viewRef.current === conv.id) queueDelta(event.messageId, event.text)
+          if (here()) queueDelta(event.messageId, event.text)
         }
       }
       try {
         const final = await call(requestId, onEvent)
         started = true
         flush()
-        if (viewRef.current === conv.id) setMessages((list) => list.map((m) => (m.id === final.id ? final : m)))
+        if (final !== null && here()) setMessages((list) => list.map((m) => (m.id === final.id ? final : m)))
       } catch (e) {
         flush()
-        if (viewRef.current === conv.id) setActionError(describeError(e))
+        // stopped on request before anything was written (a summary's file still being read): nothing to report
+        const stoppedAsAsked = stopAsked.current === requestId && errorParts(e).name === 'StoppedError'
+        // a summary that failed before its conversation existed is about the file just picked: told wherever the user is
+        if (!stoppedAsAsked && (conv === null || here())) setActionError(describeError(e))
       } finally {
         setActiveStream(null)
+        if (unconfirmedStop.current === requestId) unconfirmedStop.current = null
         onChanged()
       }
-      if (viewRef.current === conv.id) await reload(conv.id)
-      if (!started && userText !== null) {
+      if (conv !== null && here()) await reload(conv.id)
+      if (!started && start.userText !== null && conv !== null) {
         // The request failed before 'started': keep the text unless the app saved the message anyway.
         const last = messagesRef.current.filter((m) => m.role === 'user').at(-1)
-        started = last !== undefined && last.id !== PENDING_USER_ID && last.content === userText
+        started = last !== undefined && last.id !== PENDING_USER_ID && last.content === start.userText
       }
       return started
     },
-    [flush, queueDelta, onChanged, reload]
+    [adopt, flush, queueDelta, onChanged, reload, stopRequest]
   )
 
   const send = useCallback(
@@ -227,17 +254,14 @@ export function useChat({ conversationId, defaults, onCreated, onChanged }: Chat
           setActionError(describeError(e))
           return false
         }
-        conversationRef.current = conv
-        setConversation(conv)
-        viewRef.current = conv.id
-        onCreated(conv)
+        adopt(conv, null)
       }
       const target = conv
-      return run(target, messagesRef.current, content, (requestId, onEvent) =>
+      return run({ conv: target, base: messagesRef.current, userText: content, summary: null }, (requestId, onEvent) =>
         api.chat.send({ requestId, conversationId: target.id, content }, onEvent)
       )
     },
-    [api, draft, onCreated, run]
+    [api, draft, adopt, run]
   )
 
   const regenerate = useCallback(async () => {
@@ -246,7 +270,7 @@ export function useChat({ conversationId, defaults, onCreated, onChanged }: Chat
     const list = messagesRef.current
     const lastUser = list.findLastIndex((m) => m.role === 'user')
     if (lastUser < 0) return
-    await run(conv, list.slice(0, lastUser + 1), null, (requestId, onEvent) =>
+    await run({ conv, base: list.slice(0, lastUser + 1), userText: null, summary: null }, (requestId, onEvent) =>
       api.chat.regenerate({ requestId, conversationId: conv.id }, onEvent)
     )
   }, [api, run])
@@ -258,22 +282,54 @@ export function useChat({ conversationId, defaults, onCreated, onChanged }: Chat
       const list = messagesRef.current
       const index = list.findIndex((m) => m.id === messageId)
       if (index < 0) return
-      await run(conv, list.slice(0, index), content, (requestId, onEvent) =>
+      await run({ conv, base: list.slice(0, index), userText: content, summary: null }, (requestId, onEvent) =>
         api.chat.edit({ requestId, conversationId: conv.id, messageId, content }, onEvent)
       )
     },
     [api, run]
   )
 
+  const summarize = useCallback(
+    async (file: File, reuse: boolean) => {
+      if (activeRef.current !== null) {
+        setActionError({
+          title: 'Still answering',
+          detail: `${file.name} was not summarized: a reply is still being written.`,
+          hint: 'Wait for it to finish, or stop it (Esc), then try again.',
+          action: 'none'
+        })
+        return
+      }
+      // refused before a byte is read: a 1 GB file costs nothing
+      const tooLarge = fileSizeProblem(file.name, file.size)
+      if (tooLarge !== null) {
+        setActionError(describeError({ name: 'PayloadTooLargeError', message: tooLarge }))
+        return
+      }
+      setReused(null)
+      const result: { outcome: SummaryOutcome | null } = { outcome: null }
+      const summary: SummaryRun = { fileName: file.name, phase: 'reading', done: 0, total: 0, etaMs: null }
+      await run({ conv: null, base: [], userText: summarizeRequestText(file.name), summary }, async (requestId, onEvent) => {
+        const data = await fileToBase64(file)
+        if (stopAsked.current === requestId) return null
+        result.outcome = await api.summaries.start({ requestId, fileName: file.name, data, reuse }, onEvent)
+        return result.outcome.message
+      })
+      const outcome = result.outcome
+      if (outcome?.reused === true) {
+        setReused({ conversationId: outcome.conversationId, file })
+        onOpen(outcome.conversationId)
+      }
+    },
+    [api, run, onOpen]
+  )
+
   const stop = useCallback(async () => {
     const stream = activeRef.current
     if (stream === null) return
-    try {
-      await api.chat.stop(stream.requestId)
-    } catch (e) {
-      setActionError(describeError(e))
-    }
-  }, [api])
+    stopAsked.current = stream.requestId
+    await stopRequest(stream.requestId)
+  }, [stopRequest])
 
   const updateConversation = useCallback(
     async (patch: ConversationPatch): Promise<UiError | null> => {
@@ -314,21 +370,13 @@ export function useChat({ conversationId, defaults, onCreated, onChanged }: Chat
     return () => window.clearTimeout(timer)
   }, [orphanStreaming, conversation?.id, messages, reload])
 
-  useEffect(
-    () => () => {
-      if (flushHandle.current !== null) {
-        window.cancelAnimationFrame(flushHandle.current)
-        window.clearTimeout(flushHandle.current)
-      }
-    },
-    []
-  )
-
   const dismissError = useCallback(() => setActionError(null), [])
+  const dismissReused = useCallback(() => setReused(null), [])
 
   return {
     conversation,
     messages,
+    document: summarized,
     draft,
     loading,
     loadError,
@@ -338,6 +386,9 @@ export function useChat({ conversationId, defaults, onCreated, onChanged }: Chat
     send,
     regenerate,
     edit,
+    summarize,
+    reused,
+    dismissReused,
     stop,
     updateConversation
   }

@@ -13,6 +13,9 @@ export const CALIBRATE_TOKENS = { default: 2048, max: 1 << 20 } as const
 /** Default and largest summary length of `tandem summarize` (tokens). */
 export const SUMMARY_TOKENS = { default: 256, max: 4096 } as const
 
+/** The OpenAI-compatible API's port unless --api-port says otherwise (a fixed one, so tools can be set up once). */
+export const DEFAULT_API_PORT = 8391
+
 export const HELP = `Usage:
   tandem generate --model PATH [--prompt TEXT] [--max-tokens N] [--temperature T] [--seed S]
                   [--top-k K] [--top-p P] [--min-p P] [--repeat-penalty R] [--stop TEXT]...
@@ -21,7 +24,7 @@ export const HELP = `Usage:
                   [--w8a8 [--shadow-prune PERCENT]] [--virtual-npu] [--ep-library NAME=PATH]... [--ep-option NAME:KEY=VALUE]...
   tandem info --model PATH [--tokenizer PATH] [--json]
   tandem serve [--port N] [--data-dir DIR] [--models DIR]... [--no-open] [--token-delay-ms N]
-               [--virtual-npu] [--ep-library NAME=PATH]... [--ep-option NAME:KEY=VALUE]...
+               [--api [--api-port N] [--api-key KEY] [--api-host ADDR]] [--virtual-npu] [--ep-library NAME=PATH]... [--ep-option NAME:KEY=VALUE]...
   tandem calibrate --model PATH --corpus FILE [--tokens N] [--tokenizer PATH] [--cache-dir DIR] [--json]
   tandem summarize FILE... [--model PATH] [--max-tokens N] [--json] [--threads N] [--cache-dir DIR]
   tandem devices [--json] [--no-probe] [--timeout-ms N] [--virtual-npu] [--ep-library NAME=PATH]... [--ep-option NAME:KEY=VALUE]...
@@ -32,6 +35,9 @@ serve runs the app in the browser: it serves the UI and its API on 127.0.0.1 onl
 open (with a per-launch token); --port 0 (the default) picks a free port, --models adds model folders for this
 run, --no-open does not open the browser, --token-delay-ms waits N ms before each generated token after the
 first (slows replies down for demos and end-to-end tests; default 0).
+--api also serves the OpenAI-compatible API (GET /v1/models, POST /v1/chat/completions, POST /v1/completions) on
+127.0.0.1:${DEFAULT_API_PORT} (--api-port; 0 picks a free port) with the key from --api-key or TANDEM_API_KEY (else a
+random one, printed); --api-host listens on another address (reachable from other machines: a warning is printed).
 --placement runs the model across devices: a preset (cpu, gpu, npu-prefill-gpu-decode, layer-split,
 tensor-split, auto) or a placement JSON file (probes the devices first; auto also measures them, in seconds);
 --json and --stats then give each device's busy time. With --virtual-npu or --ep-library (see devices) the
@@ -120,6 +126,8 @@ export interface ServeArgs {
   readonly tokenDelayMs: number
   /** provider libraries whose devices the app may use */
   readonly providers: ProviderArgs
+  /** the OpenAI-compatible API, when --api is given */
+  readonly api: { readonly port: number; readonly key: string | undefined; readonly address: string } | null
 }
 
 export interface DevicesArgs {
@@ -289,10 +297,25 @@ function parseServe(rest: readonly string[]): ServeArgs {
     models: { type: 'string', multiple: true },
     'no-open': { type: 'boolean' },
     'token-delay-ms': { type: 'string' },
+    api: { type: 'boolean' },
+    'api-port': { type: 'string' },
+    'api-key': { type: 'string' },
+    'api-host': { type: 'string' },
     ...PROVIDER_FLAGS
   })
+  if (v.api !== true && (v['api-port'] ?? v['api-key'] ?? v['api-host']) !== undefined) throw new UsageError('--api-port, --api-key and --api-host need --api')
+  const key = v['api-key'] ?? process.env.TANDEM_API_KEY
+  if (key !== undefined && !/^[\x21-\x7e]{16,200}$/.test(key)) throw new UsageError('the API key must be 16 to 200 printable characters without spaces')
   return {
     command: 'serve',
+    api:
+      v.api === true
+        ? {
+            port: num(v['api-port'], 'api-port', DEFAULT_API_PORT, (n) => isInt(n) && n >= 0 && n <= 65535, 'an integer from 0 to 65535'),
+            key,
+            address: v['api-host'] ?? '127.0.0.1'
+          }
+        : null,
     port: num(v.port, 'port', 0, (n) => isInt(n) && n >= 0 && n <= 65535, 'an integer from 0 to 65535'),
     dataDir: v['data-dir'],
     models: v.models ?? [],

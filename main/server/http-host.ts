@@ -13,45 +13,19 @@
  *   KEEP_ALIVE_TIMEOUT_MS. A body over MAX_BODY_BYTES is answered 413 at once (announced or found while
  *   reading) and the connection closes; JSON nested deeper than MAX_JSON_DEPTH is refused before parsing.
  */
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { randomBytes } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { resolve } from 'node:path'
 import { API_METHODS, type ApiErrorShape } from '../../preload/api'
 import { isApiChannel, type ApiDispatch } from '../services'
 import { bodyLimitFor, jsonNestsDeeperThan, MAX_BODY_BYTES, MAX_JSON_DEPTH, readBody, SECURITY_HEADERS, sendError, sendJson } from './http-util'
 import { serveStatic } from './static-files'
+import { bearerMatches, hasBody, listen, secretHash, type HttpTimeouts } from './listen'
+
+export { HEADERS_TIMEOUT_MS, KEEP_ALIVE_TIMEOUT_MS, REQUEST_TIMEOUT_MS, TIMEOUT_CHECK_INTERVAL_MS, type HttpTimeouts } from './listen'
 
 /** The only interface the host listens on. */
 export const HOST_ADDRESS = '127.0.0.1'
-
-/** Time a client has to send a request's headers, from its first byte (or from connecting). */
-export const HEADERS_TIMEOUT_MS = 30_000
-
-/**
- * Time a client has to send a whole request, headers and body, from its first byte. Node's requestTimeout
- * counts only until the request is fully received, never the response, so a reply that streams for minutes
- * is not cut. A local client sends the largest allowed body in well under a second.
- */
-export const REQUEST_TIMEOUT_MS = 60_000
-
-/** An idle keep-alive connection (between requests) is closed after this (Node adds its own 1 s margin). */
-export const KEEP_ALIVE_TIMEOUT_MS = 5_000
-
-/**
- * How often Node checks the header and request deadlines: they are only enforced by this periodic sweep
- * (Node's default is 30 s, which would let a slow client stay up to that much longer).
- */
-export const TIMEOUT_CHECK_INTERVAL_MS = 1_000
-
-/** The connection limits; tests pass small values. */
-export interface HttpTimeouts {
-  readonly headersMs: number
-  /** at least headersMs (Node refuses otherwise) */
-  readonly requestMs: number
-  readonly keepAliveMs: number
-  readonly checkIntervalMs: number
-}
 
 /** Options for startHttpHost. */
 export interface HttpHostOptions {
@@ -79,24 +53,10 @@ export interface HttpHost {
   close(): Promise<void>
 }
 
-const sha256 = (s: string): Buffer => createHash('sha256').update(s).digest()
-
-/** Constant-time token check (hashing first makes the lengths equal, as timingSafeEqual needs). */
-function tokenMatches(header: string | undefined, expectedHash: Buffer): boolean {
-  const m = /^Bearer ([^\s]+)$/.exec(header ?? '')
-  return m !== null && timingSafeEqual(sha256(m[1]), expectedHash)
-}
-
-/** Whether the request announces a body (a length above 0, or chunked). */
-function hasBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length']
-  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined
-}
-
 /** Starts listening on 127.0.0.1 and resolves once the port is known. */
 export async function startHttpHost(options: HttpHostOptions): Promise<HttpHost> {
   const token = options.token ?? randomBytes(32).toString('hex')
-  const tokenHash = sha256(token)
+  const tokenHash = secretHash(token)
   const staticDir = options.staticDir == null ? null : resolve(options.staticDir)
   const maxBodyBytes = options.maxBodyBytes ?? MAX_BODY_BYTES
   let port = 0
@@ -120,7 +80,7 @@ export async function startHttpHost(options: HttpHostOptions): Promise<HttpHost>
     if (req.method !== 'POST') {
       return refuse({ name: 'MethodNotAllowedError', message: 'API calls use POST.' }, { Allow: 'POST' })
     }
-    if (!tokenMatches(req.headers.authorization, tokenHash)) {
+    if (!bearerMatches(req.headers.authorization, tokenHash)) {
       return refuse({ name: 'UnauthorizedError', message: 'Missing or wrong token.' }, { 'WWW-Authenticate': 'Bearer' })
     }
     const contentType = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase()
@@ -160,52 +120,10 @@ export async function startHttpHost(options: HttpHostOptions): Promise<HttpHost>
     else sendError(res, outcome.error)
   }
 
-  const timeouts: HttpTimeouts = {
-    headersMs: HEADERS_TIMEOUT_MS,
-    requestMs: REQUEST_TIMEOUT_MS,
-    keepAliveMs: KEEP_ALIVE_TIMEOUT_MS,
-    checkIntervalMs: TIMEOUT_CHECK_INTERVAL_MS,
-    ...options.timeouts
-  }
-  const serverOptions = {
-    headersTimeout: timeouts.headersMs,
-    requestTimeout: timeouts.requestMs,
-    keepAliveTimeout: timeouts.keepAliveMs,
-    connectionsCheckingInterval: timeouts.checkIntervalMs
-  }
-  const server: Server = createServer(serverOptions, (req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      // A bug in the host itself; answer if we still can, never crash the process.
-      process.stderr.write(`tandem: HTTP host error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
-      if (!res.headersSent) sendError(res, { name: 'InternalError', message: 'Internal error.' })
-      else res.destroy()
-    })
-  })
-  await new Promise<void>((resolvePromise, reject) => {
-    server.once('error', reject)
-    server.listen(options.port ?? 0, HOST_ADDRESS, () => {
-      server.off('error', reject)
-      resolvePromise()
-    })
-  })
-  const address = server.address()
-  if (address === null || typeof address === 'string') throw new Error('HTTP host: no TCP address after listen')
-  port = (address satisfies AddressInfo).port
+  const listening = await listen(handle, { address: HOST_ADDRESS, port: options.port, timeouts: options.timeouts, name: 'HTTP host' })
+  port = listening.port
   const origin = `http://${HOST_ADDRESS}:${port}`
-  let closing: Promise<void> | null = null
-  return {
-    port,
-    origin,
-    token,
-    launchUrl: `${origin}/?token=${token}`,
-    close: () => {
-      closing ??= new Promise<void>((resolvePromise) => {
-        server.close(() => resolvePromise())
-        server.closeAllConnections()
-      })
-      return closing
-    }
-  }
+  return { port, origin, token, launchUrl: `${origin}/?token=${token}`, close: listening.close }
 }
 
 /** One SSE frame; JSON text never contains a raw newline, so one data line suffices. */

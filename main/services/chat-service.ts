@@ -65,6 +65,31 @@ export interface ChatServiceDeps {
   readonly kvSnapshots?: KvSnapshots
 }
 
+/**
+ * One request of the local OpenAI-compatible API: a conversation (`messages`, the chat template's turns) or a plain
+ * `prompt`; nothing is stored. It runs on the chat's model slot, placement and queue, like a reply.
+ */
+export interface CompletionJob {
+  /** a model entry id; null: the default model */
+  readonly modelId: string | null
+  readonly input: { readonly messages: readonly ChatMessage[] } | { readonly prompt: string }
+  readonly maxTokens: number
+  readonly temperature: number
+  readonly topP: number
+  /** null: a fresh seed */
+  readonly seed: number | null
+  readonly stopStrings: readonly string[]
+}
+
+/** How a completion ended. */
+export interface CompletionOutcome {
+  readonly text: string
+  /** 'length': the token budget or the context ran out */
+  readonly finishReason: 'stop' | 'length'
+  readonly promptTokens: number
+  readonly completionTokens: number
+}
+
 /** What writes a reply: given its message, the abort signal and a sink for its text so far, the finishing write. */
 type Producer = (assistant: StoredMessage, signal: AbortSignal, onText: (text: string) => void) => Promise<MessagePatch>
 
@@ -89,6 +114,8 @@ export class ChatService {
   private readonly finisher: ReplyFinisher
   private readonly unsubscribeRemoved: () => void
   private readonly passages = new DocumentPassages()
+  /** generations queued or running (the local API refuses more than its bound) */
+  private pending = 0
 
   constructor(private readonly deps: ChatServiceDeps) {
     this.slot = new ModelSlot({ cacheDir: deps.graphCacheDir, threads: deps.threads })
@@ -158,6 +185,17 @@ export class ChatService {
     emit({ type: 'created', conversation: this.deps.conversations.require(created.id), document: toDocumentInfo(created.document) })
     const message = await this.start(request.requestId, created.id, emit, signal, this.summaryReply(created.id, file.text, emit), () => created.user)
     return { conversationId: created.id, reused: false, message }
+  }
+
+  /** Generations queued or running: replies, summaries and API completions. */
+  get pendingGenerations(): number {
+    return this.pending
+  }
+
+  /** Runs one completion of the local API in the generation queue; `onText` gets each piece; `signal` stops it (the client left). */
+  complete(job: CompletionJob, onText: (text: string) => void, signal: AbortSignal): Promise<CompletionOutcome> {
+    if (this.disposed) throw new ApiError('ShutdownError', 'Tandem is shutting down.')
+    return this.enqueue(() => this.completion(job, onText, signal))
   }
 
   /** Stops a queued or running request; false when it is unknown or already finished. */
@@ -275,6 +313,51 @@ export class ChatService {
     return text === undefined ? this.chatReply(conversationId, emit) : this.summaryReply(conversationId, text, safely(emit))
   }
 
+  /** Runs `job` after every generation queued before it; `pending` counts it until it ends. */
+  private enqueue<T>(job: () => Promise<T>): Promise<T> {
+    this.pending++
+    const run = this.queue.then(job).finally(() => this.pending--)
+    this.queue = run.catch(() => undefined)
+    return run
+  }
+
+  /** One API completion on the open model (see complete). */
+  private async completion(job: CompletionJob, onText: (text: string) => void, signal: AbortSignal): Promise<CompletionOutcome> {
+    signal.throwIfAborted()
+    const { model } = await this.openModel(job.modelId, '', signal, () => undefined)
+    let promptIds: number[]
+    if ('prompt' in job.input) {
+      promptIds = model.encodePrompt(job.input.prompt)
+      if (promptIds.length >= model.contextLength) throw new ApiError('ContextOverflowError', `The prompt needs ${promptIds.length} tokens, but the model's context holds ${model.contextLength}.`)
+    } else {
+      const system = job.input.messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n\n')
+      promptIds = buildPrompt(model, system, job.input.messages.filter((m) => m.role !== 'system'), job.maxTokens).promptIds
+    }
+    const { pace } = this.deps
+    const generation = model.generate({
+      promptIds,
+      maxTokens: job.maxTokens,
+      signal,
+      stopStrings: job.stopStrings,
+      sampling: { temperature: job.temperature, topP: job.topP, seed: job.seed ?? randomInt(2 ** 31) },
+      ...(pace !== undefined && { pace: () => pace(signal) }),
+      ...(this.deps.kvSnapshots !== undefined && { restore: this.deps.kvSnapshots.restorer(model) })
+    })
+    this.generating = true
+    this.deps.onGenerationStart?.()
+    try {
+      for await (const event of generation) {
+        this.tokensStreamed++
+        if (event.text !== '') onText(event.text)
+      }
+      const r = await generation.result
+      const finishReason = r.stopReason === 'max-tokens' || r.stopReason === 'context-full' ? 'length' : 'stop'
+      return { text: r.text, finishReason, promptTokens: r.stats.promptTokens, completionTokens: r.stats.generatedTokens }
+    } finally {
+      this.generating = false
+    }
+  }
+
   /** The producer of a chat reply. */
   private chatReply(conversationId: string, emit: (event: ChatEvent) => void): Producer {
     return (assistant, signal, onText) => this.stream(conversationId, assistant, signal, safely(emit), onText)
@@ -381,8 +464,7 @@ export class ChatService {
     signal?.addEventListener('abort', onCallerGone, { once: true })
     if (signal?.aborted) controller.abort()
     safely(emit)({ type: 'started', userMessage: user === null ? null : toApiMessage(user), assistantMessage: toApiMessage(assistant) })
-    const run = this.queue.then(() => this.generate(assistant, controller, produce))
-    this.queue = run.catch(() => undefined)
+    const run = this.enqueue(() => this.generate(assistant, controller, produce))
     try {
       return await run
     } finally {

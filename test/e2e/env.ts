@@ -4,6 +4,9 @@
 export const E2E_ENV = {
   /** launch URL of the server under test, with its token */
   url: 'TANDEM_E2E_URL',
+  /** the server's OpenAI-compatible API (`tandem serve --api`): its base URL and key */
+  apiUrl: 'TANDEM_E2E_API_URL',
+  apiKey: 'TANDEM_E2E_API_KEY',
   /** the server's data folder (holds the SQLite file) */
   dataDir: 'TANDEM_E2E_DATA_DIR',
   /** the built-in models folder that deliberately does not exist */

@@ -5,6 +5,7 @@
  * stops the server and deletes the folder.
  */
 import { spawnSync } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -46,7 +47,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   const models = sharedModels
   // The user's own models folder points somewhere that does not exist: the UI must show it as missing.
   const missingModelsDir = join(scratch, 'no-such-models-folder')
-  const args = ['--port', '0', '--data-dir', dataDir, '--models', models, '--no-open', '--token-delay-ms', String(E2E_TOKEN_DELAY_MS)]
+  const apiKey = randomBytes(24).toString('hex')
+  const args = ['--port', '0', '--data-dir', dataDir, '--models', models, '--no-open', '--token-delay-ms', String(E2E_TOKEN_DELAY_MS), '--api', '--api-port', '0', '--api-key', apiKey]
   let server: ServeProcess
   try {
     server = await startServe(args, { TANDEM_CACHE_DIR: cacheDir, TANDEM_MODELS_DIR: missingModelsDir })
@@ -55,6 +57,11 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     throw err
   }
   process.env[E2E_ENV.url] = server.url
+  // the OpenAI-compatible API's line follows the launch URL's
+  const api = await server.line(/OpenAI-compatible API: (http:\/\/127\.0\.0\.1:\d+\/v1) \(key: ([0-9a-f]+)\)/)
+  if (api[2] !== apiKey) throw new Error('tandem serve printed another API key than it was given')
+  process.env[E2E_ENV.apiUrl] = api[1]
+  process.env[E2E_ENV.apiKey] = apiKey
   // the provider-library spec adds it through Settings, as a user adds a vendor's library
   process.env[E2E_ENV.virtualNpu] = compilerSkipReason === null ? await buildVirtualNpu() : ''
   process.env[E2E_ENV.dataDir] = dataDir

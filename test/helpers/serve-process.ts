@@ -21,6 +21,8 @@ export interface ServeProcess {
   readonly origin: string
   readonly token: string
   readonly logs: string[]
+  /** the match of `pattern` in what it printed, once it printed it (rejects after SERVER_START_TIMEOUT_MS) */
+  line(pattern: RegExp): Promise<RegExpExecArray>
 }
 
 /** Spawns `tandem serve ARGS` with `env` added to ours and resolves once it printed its URL. */
@@ -36,7 +38,16 @@ export async function startServe(args: readonly string[], env: Readonly<Record<s
   try {
     const url = await waitForUrl(child, logs)
     const parsed = new URL(url)
-    return { child, url, origin: parsed.origin, token: parsed.searchParams.get('token') ?? '', logs }
+    const line = async (pattern: RegExp): Promise<RegExpExecArray> => {
+      const deadline = Date.now() + SERVER_START_TIMEOUT_MS
+      for (;;) {
+        const m = pattern.exec(logs.join(''))
+        if (m !== null) return m
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`tandem serve never printed ${String(pattern)}:\n${logs.join('')}`)
+        await new Promise((r) => setTimeout(r, 50))
+      }
+    }
+    return { child, url, origin: parsed.origin, token: parsed.searchParams.get('token') ?? '', logs, line }
   } catch (err) {
     await stopServe(child)
     throw err

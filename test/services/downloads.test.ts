@@ -12,7 +12,8 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { DownloadError, downloadFile, hubFile, partPath, type DownloadProgress } from '../../main/services/downloads'
+import { DownloadError, downloadCatalogModel, downloadFile, hubFile, parseCatalog, partPath, readCatalog, type CatalogModel, type DownloadProgress } from '../../main/services/downloads'
+import { repoRoot } from '../helpers/paths'
 import { scanModelFolder } from '../../main/services/model-scan'
 import { tempDir } from '../helpers/paths'
 
@@ -32,23 +33,40 @@ let server: Server
 let hub = ''
 const scratch = tempDir('tandem-downloads-')
 
+/** A small safetensors-named file for the folder model (the scan only looks at names). */
+const SAFETENSORS = Buffer.alloc(256 * 1024, 7)
+/** Files the hub holds: LFS ones redirect to the CDN, git ones are served at resolve/. */
+const FILES: Record<string, { data: Buffer; lfs: boolean }> = {
+  'org/model/model.gguf': { data: MODEL, lfs: true },
+  'org/model/config.json': { data: CONFIG, lfs: false },
+  'org/folder/config.json': { data: CONFIG, lfs: false },
+  'org/folder/model.safetensors': { data: SAFETENSORS, lfs: true }
+}
+const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex')
+const gitSha1 = (b: Buffer): string => createHash('sha1').update(`blob ${b.length}\0`).update(b).digest('hex')
+
 beforeAll(async () => {
   server = createServer((req, res) => {
     const url = req.url ?? ''
-    if (url === '/org/model/resolve/main/model.gguf') {
-      res.writeHead(302, { Location: '/cdn/model.gguf', 'X-Linked-Etag': `"${MODEL_SHA256}"`, 'X-Linked-Size': String(MODEL.length) })
-      return res.end()
+    const resolve = /^\/(\w+\/\w+)\/resolve\/main\/(.+)$/.exec(url)
+    if (resolve !== null) {
+      if (resolve[1] === 'org/gated') return res.writeHead(401).end()
+      const file = FILES[`${resolve[1]}/${resolve[2]}`]
+      if (file === undefined) return res.writeHead(404).end()
+      if (file.lfs) {
+        res.writeHead(302, { Location: `/cdn/${resolve[1]}/${resolve[2]}`, 'X-Linked-Etag': `"${sha256(file.data)}"`, 'X-Linked-Size': String(file.data.length) })
+        return res.end()
+      }
+      res.writeHead(200, { ETag: `"${gitSha1(file.data)}"`, 'Content-Length': String(file.data.length) })
+      return res.end(req.method === 'HEAD' ? undefined : file.data)
     }
-    if (url === '/org/model/resolve/main/config.json') {
-      res.writeHead(200, { ETag: `"${CONFIG_SHA1}"`, 'Content-Length': String(CONFIG.length) })
-      return res.end(req.method === 'HEAD' ? undefined : CONFIG)
-    }
-    if (url === '/org/gated/resolve/main/model.gguf') return res.writeHead(401).end()
-    if (url !== '/cdn/model.gguf') return res.writeHead(404).end()
+    const cdn = FILES[url.replace(/^\/cdn\//, '')]
+    if (!url.startsWith('/cdn/') || cdn === undefined) return res.writeHead(404).end()
     ranges.push(req.headers.range)
+    const whole = cdn.data
     const m = /^bytes=(\d+)-$/.exec(req.headers.range ?? '')
     const start = m !== null && mode !== 'ignore-range' ? Number(m[1]) : 0
-    let body = MODEL.subarray(start)
+    let body = whole.subarray(start)
     if (mode === 'corrupt') {
       body = Buffer.from(body)
       body[100] ^= 0xff
@@ -56,7 +74,7 @@ beforeAll(async () => {
     const headers: Record<string, string> = { 'Content-Type': 'application/octet-stream' }
     if (mode === 'lie-length') headers['Content-Length'] = String(body.length + 10)
     else if (mode !== 'send-more') headers['Content-Length'] = String(body.length)
-    if (start > 0) headers['Content-Range'] = `bytes ${start}-${MODEL.length - 1}/${MODEL.length}`
+    if (start > 0) headers['Content-Range'] = `bytes ${start}-${whole.length - 1}/${whole.length}`
     res.writeHead(start > 0 ? 206 : 200, headers)
     if (mode === 'drop-half') {
       // half the bytes, then the connection ends (FIN after they are sent: the client reads all of them first)
@@ -176,5 +194,36 @@ describe('model downloads', () => {
     const r = await downloadFile(await remote(), dest, { freeBytes: plenty })
     expect(r.resumedFrom).toBe(kept)
     expect(readFileSync(dest).equals(MODEL)).toBe(true)
+  })
+
+  it('the shipped catalog reads, with the families the issue names, each with size, memory and license', async () => {
+    const models = await readCatalog(join(repoRoot, 'resources', 'model-catalog.json'))
+    const names = models.map((m) => m.name).join(' | ')
+    for (const family of ['Qwen2.5 0.5B', 'Qwen2.5 1.5B', 'Qwen2.5 3B', 'Llama 3.2 1B', 'Llama 3.2 3B', 'Phi-3.5 mini', 'SmolLM2 1.7B']) expect(names).toContain(family)
+    for (const m of models) expect(m.license.length * m.memoryBytes * m.approxBytes).toBeGreaterThan(0)
+    const entry = (patch: Record<string, unknown>): string => JSON.stringify({ version: 1, models: [{ ...JSON.parse(JSON.stringify(models[0])), ...patch }] })
+    expect(() => parseCatalog(entry({ files: ['../../etc/passwd'] }))).toThrow(/not a file path inside the repository/)
+    expect(() => parseCatalog(entry({ files: ['a.gguf', 'b.gguf'] }))).toThrow(/one \.gguf file/)
+    expect(() => parseCatalog(entry({ repo: 'no-owner' }))).toThrow(/owner\/name/)
+    expect(() => parseCatalog(JSON.stringify({ version: 2, models: [] }))).toThrow(/version 1/)
+    expect(() => parseCatalog(JSON.stringify({ version: 1, models: [models[0], models[0]] }))).toThrow(/appears twice/)
+  })
+
+  it('a folder model is placed only when every file is whole: a paused download is never listed', async () => {
+    const folder: CatalogModel = { id: 'folder-model', name: 'Folder model', repo: 'org/folder', files: ['config.json', 'model.safetensors'], format: 'hf', parameters: 1, quantization: null, approxBytes: 1, memoryBytes: 1, license: 'MIT' }
+    const modelsDir = join(scratch.dir, `models-${n}`)
+    mode = 'slow'
+    const controller = new AbortController()
+    const paused = downloadCatalogModel(folder, modelsDir, { hub, freeBytes: plenty, signal: controller.signal, onModelProgress: (p) => p.received > CONFIG.length && controller.abort() })
+    await expect(paused).rejects.toMatchObject({ name: 'AbortError' })
+    expect((await scanModelFolder(modelsDir)).candidates).toEqual([])
+    mode = 'ok'
+    const totals: number[] = []
+    const placed = await downloadCatalogModel(folder, modelsDir, { hub, freeBytes: plenty, onModelProgress: (p) => totals.push(p.total) })
+    expect(placed).toBe(join(modelsDir, 'folder-model'))
+    expect(readFileSync(join(placed, 'model.safetensors')).equals(SAFETENSORS)).toBe(true)
+    expect(new Set(totals)).toEqual(new Set([CONFIG.length + SAFETENSORS.length]))
+    expect((await scanModelFolder(modelsDir)).candidates.map((c) => [c.path, c.format])).toEqual([[placed, 'hf']])
+    await expect(downloadCatalogModel(folder, modelsDir, { hub, freeBytes: plenty })).rejects.toThrow(/already exists/)
   })
 })

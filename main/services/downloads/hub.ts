@@ -15,6 +15,16 @@ const REPO = /^[A-Za-z0-9][\w.-]{0,95}\/[A-Za-z0-9][\w.-]{0,95}$/
 const FILE = /^(?!.*(^|\/)\.\.?(\/|$))[\w.-]+(\/[\w.-]+)*$/
 const REVISION = /^[\w.-]{1,100}$/
 
+/** A repository name as the hub spells it: owner/name. */
+export function isHubRepo(repo: string): boolean {
+  return REPO.test(repo)
+}
+
+/** A file path inside a repository, without '.' or '..' segments. */
+export function isHubFile(file: string): boolean {
+  return FILE.test(file)
+}
+
 /** `"abc"` or `W/"abc"` → abc. */
 function unquote(etag: string | null): string {
   return (etag ?? '').replace(/^W\//, '').replace(/^"|"$/g, '').toLowerCase()

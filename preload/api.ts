@@ -349,6 +349,17 @@ export interface SummaryOutcome {
   readonly message: Message
 }
 
+/** What conversations.export writes: readable Markdown, or the JSON file conversations.import reads back. */
+export type ExportFormat = 'markdown' | 'json'
+
+/** What conversations.import did. */
+export interface ImportResult {
+  /** the conversations added, as the list shows them (in the file's order) */
+  readonly imported: readonly ConversationSummary[]
+  /** conversations of the file already here (same id, not deleted): left as they are, not imported again */
+  readonly duplicates: readonly { readonly id: string; readonly title: string }[]
+}
+
 /** Something the user should be told that is not an error of one call (a repaired search index, a damaged database, an unwritable cache). */
 export interface AppNotice {
   /**
@@ -390,6 +401,16 @@ export interface Api {
     search(query: string): Promise<SearchHit[]>
     /** a new conversation copying this one up to and including the message, listed under it as a branch */
     branch(id: string, messageId: string): Promise<Conversation>
+    /**
+     * the conversations (null: all that are not deleted) as one text: Markdown to read, or the versioned JSON
+     * file `import` takes back (with messages, stats, branch links and summarized files)
+     */
+    export(ids: readonly string[] | null, format: ExportFormat): Promise<string>
+    /**
+     * adds the conversations of an exported JSON file (at most API_LIMITS.maxImportBytes), keeping their ids, times
+     * and stats; one already here is skipped and reported; a file with any error imports nothing (ValidationError)
+     */
+    import(json: string): Promise<ImportResult>
   }
   chat: {
     /** adds the user message and streams the reply; resolves with the final assistant message */
@@ -462,6 +483,8 @@ export const API_METHODS = {
   'conversations:restore': 'call',
   'conversations:search': 'call',
   'conversations:branch': 'call',
+  'conversations:export': 'call',
+  'conversations:import': 'call',
   'chat:send': 'stream',
   'chat:regenerate': 'stream',
   'chat:edit': 'stream',
@@ -489,6 +512,10 @@ export type ApiChannel = {
 export const API_LIMITS = {
   /** a file to summarize (bytes); larger files are refused before they are read */
   maxDocumentBytes: 64 * 1024 * 1024,
+  /** a conversations file to import (UTF-8 bytes of its JSON); larger files are refused before they are read */
+  maxImportBytes: 64 * 1024 * 1024,
+  /** conversations one export call names (null asks for all of them instead) */
+  maxExportIds: 10_000,
   /** a file's name (characters) */
   maxFileNameChars: 1024,
   /** one message (characters) */

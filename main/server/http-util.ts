@@ -1,20 +1,33 @@
 /**
  * @file Small HTTP helpers for the host: JSON error replies, the error-name → status table, bounded body
- * reading, the JSON nesting check and the security headers every response carries.
+ * reading, the JSON nesting check (main/common/json-depth.ts, re-exported) and the security headers every response
+ * carries.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { API_LIMITS, type ApiChannel, type ApiErrorShape } from '../../preload/api'
 import { base64Chars } from '../services'
 
+export { jsonNestsDeeperThan } from '../common/json-depth'
+
 /** Largest request body accepted (a 1,000,000-character message JSON-escaped fits with room to spare). */
 export const MAX_BODY_BYTES = 8 * 1024 * 1024
 
-/** Room for the JSON around a file's base64 bytes (its name, the request id). */
-const FILE_BODY_SLACK_BYTES = 64 * 1024
+/** Room for the JSON around a channel's large argument (a file's name, the request id). */
+const BODY_SLACK_BYTES = 64 * 1024
 
-/** The body limit of a channel: `defaultBytes`, except where a file travels as base64 (a summary's document). */
+/**
+ * Channels whose argument is a file, with the body that carries the largest one: a document to summarize as
+ * base64, and a conversations file as a JSON string, where escaping doubles each `"`, `\` and line break at most
+ * (characters outside ASCII travel as their own UTF-8 bytes).
+ */
+const LARGE_BODY_BYTES: Readonly<Partial<Record<ApiChannel, number>>> = Object.freeze({
+  'summaries:start': base64Chars(API_LIMITS.maxDocumentBytes) + BODY_SLACK_BYTES,
+  'conversations:import': 2 * API_LIMITS.maxImportBytes + BODY_SLACK_BYTES
+})
+
+/** The body limit of a channel: `defaultBytes`, or more where a file travels in it (LARGE_BODY_BYTES). */
 export function bodyLimitFor(channel: ApiChannel, defaultBytes: number): number {
-  return channel === 'summaries:start' ? Math.max(defaultBytes, base64Chars(API_LIMITS.maxDocumentBytes) + FILE_BODY_SLACK_BYTES) : defaultBytes
+  return Math.max(defaultBytes, LARGE_BODY_BYTES[channel] ?? 0)
 }
 
 /**
@@ -104,41 +117,4 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<BodyRe
     req.on('error', () => resolve({ ok: false, reason: 'aborted' }))
     req.on('close', () => resolve({ ok: false, reason: 'aborted' }))
   })
-}
-
-const OPEN_BRACKET = 0x5b // [
-const CLOSE_BRACKET = 0x5d // ]
-const OPEN_BRACE = 0x7b // {
-const CLOSE_BRACE = 0x7d // }
-const QUOTE = 0x22 // "
-const BACKSLASH = 0x5c // \
-
-/**
- * Whether JSON text nests arrays and objects deeper than `maxDepth`, by one pass over the UTF-8 bytes that
- * counts brackets outside strings (multi-byte characters never contain these ASCII bytes). Strings are
- * skipped with indexOf (an 8 MiB string costs ~ms, not a byte loop). Malformed text is left for JSON.parse.
- */
-export function jsonNestsDeeperThan(bytes: Uint8Array, maxDepth: number): boolean {
-  let depth = 0
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i]
-    if (b === QUOTE) {
-      i = closingQuote(bytes, i + 1)
-    } else if (b === OPEN_BRACKET || b === OPEN_BRACE) {
-      if (++depth > maxDepth) return true
-    } else if (b === CLOSE_BRACKET || b === CLOSE_BRACE) {
-      depth--
-    }
-  }
-  return false
-}
-
-/** Index of the quote that ends the string starting at `from` (one not escaped by an odd run of backslashes), or the end. */
-function closingQuote(bytes: Uint8Array, from: number): number {
-  for (let q = bytes.indexOf(QUOTE, from); q !== -1; q = bytes.indexOf(QUOTE, q + 1)) {
-    let backslashes = 0
-    while (q - 1 - backslashes >= from && bytes[q - 1 - backslashes] === BACKSLASH) backslashes++
-    if (backslashes % 2 === 0) return q
-  }
-  return bytes.length
 }

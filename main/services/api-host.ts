@@ -9,6 +9,7 @@ import { isApiChannel } from './api-types'
 import { API_VALIDATORS, type ApiValidators } from './api-validate'
 import type { ChatService } from './chat-service'
 import type { ConversationsService } from './conversations-service'
+import type { ConversationsTransfer } from './conversations-transfer'
 import type { DevicesService } from './devices-service'
 import { ApiError, toApiError } from './errors'
 import type { ModelsService } from './models-service'
@@ -23,6 +24,8 @@ export interface ApiServices {
   readonly notices: readonly AppNotice[]
   readonly models: ModelsService
   readonly conversations: ConversationsService
+  /** export and import of conversations */
+  readonly transfer: ConversationsTransfer
   readonly chat: ChatService
   readonly settings: SettingsService
   readonly devices: DevicesService
@@ -47,6 +50,8 @@ export function createApiHandlers(s: ApiServices): ApiHandlers {
     'conversations:restore': async ([id]) => s.conversations.restore(id),
     'conversations:search': async ([query]) => s.conversations.search(query),
     'conversations:branch': async ([id, messageId]) => s.conversations.branch(id, messageId),
+    'conversations:export': async ([ids, format]) => s.transfer.export(ids, format),
+    'conversations:import': async ([json]) => s.transfer.import(json),
     'chat:send': ([request], ctx) => s.chat.send(request, ctx.emit, ctx.signal),
     'chat:regenerate': ([request], ctx) => s.chat.regenerate(request, ctx.emit, ctx.signal),
     'chat:edit': ([request], ctx) => s.chat.edit(request, ctx.emit, ctx.signal),

@@ -9,6 +9,7 @@ import {
   type ApiChannel,
   type ConversationPatch,
   type EditRequest,
+  type ExportFormat,
   type RegenerateRequest,
   type NpuQuantizationSetting,
   type SamplingSettings,
@@ -229,6 +230,27 @@ function summarizeRequest(value: unknown): SummarizeRequest {
   }
 }
 
+/** What conversations.export writes. */
+export const EXPORT_FORMATS: readonly ExportFormat[] = Object.freeze(['markdown', 'json'])
+
+/** The conversations to export: a list of ids (at most maxExportIds), or null for all of them. */
+function exportIds(value: unknown, field: string): string[] | null {
+  if (value === null) return null
+  return readArray(failInvalid, field, value, API_LIMITS.maxExportIds).map((v, i) => id(v, `${field}[${i}]`))
+}
+
+/**
+ * A conversations file's JSON text, at most maxImportBytes as UTF-8 (its characters are counted first: never more
+ * than its bytes, and free). Its content is read by the import itself (conversation-file.ts).
+ */
+function importText(value: unknown, field: string): string {
+  const tooLarge = `The file is larger than ${API_LIMITS.maxImportBytes / 2 ** 20} MiB, the largest that can be imported.`
+  if (typeof value === 'string' && (value.length > API_LIMITS.maxImportBytes || Buffer.byteLength(value, 'utf8') > API_LIMITS.maxImportBytes)) {
+    throw new ApiError('PayloadTooLargeError', tooLarge)
+  }
+  return text(value, field, API_LIMITS.maxImportBytes)
+}
+
 const none = (args: unknown): [] => {
   argList(args, 0)
   return []
@@ -256,6 +278,11 @@ export const API_VALIDATORS: ApiValidators = {
     const [convId, messageId] = argList(args, 2)
     return [id(convId, 'id'), id(messageId, 'messageId')]
   },
+  'conversations:export': (args) => {
+    const [ids, format] = argList(args, 2)
+    return [exportIds(ids, 'ids'), readChoice(failInvalid, 'format', format, EXPORT_FORMATS)]
+  },
+  'conversations:import': (args) => [importText(argList(args, 1)[0], 'json')],
   'chat:send': (args) => [sendRequest(argList(args, 1)[0])],
   'chat:regenerate': (args) => [regenerateRequest(argList(args, 1)[0])],
   'chat:edit': (args) => [editRequest(argList(args, 1)[0])],

@@ -13,6 +13,7 @@ import type { ApiHandlers } from './api-types'
 import { AutoProfiles } from './auto-profiles'
 import { ChatService } from './chat-service'
 import { ConversationsService } from './conversations-service'
+import { ConversationsTransfer } from './conversations-transfer'
 import { DevicesService } from './devices-service'
 import { ModelsService } from './models-service'
 import { findSourceRoot, resolveAppPaths, type AppPaths, type AppPathsOptions } from './paths'
@@ -107,7 +108,8 @@ export function createApp(options: AppOptions = {}): App {
       kvSnapshots
     })
     usage.start()
-    const handlers = createApiHandlers({ appVersion: options.appVersion ?? sourceVersion(), notices: store.notices, models, conversations, chat, settings, devices, usage, kvSnapshots })
+    const transfer = new ConversationsTransfer(store, conversations)
+    const handlers = createApiHandlers({ appVersion: options.appVersion ?? sourceVersion(), notices: store.notices, models, conversations, transfer, chat, settings, devices, usage, kvSnapshots })
     let disposed: Promise<void> | null = null
     return {
       paths,

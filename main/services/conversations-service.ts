@@ -27,11 +27,10 @@ const BRANCH_SUFFIX = ' (branch)'
 /** Most search hits returned at once. */
 const SEARCH_LIMIT = 50
 
-/** A stored message as the API shows it. */
-export function toApiMessage(m: StoredMessage): Message {
+/** A stored message's fields but its conversation's id: what an export file holds of it. */
+export function messageFields(m: StoredMessage): Omit<Message, 'conversationId'> {
   return {
     id: m.id,
-    conversationId: m.conversationId,
     seq: m.seq,
     role: m.role,
     content: m.content,
@@ -43,9 +42,19 @@ export function toApiMessage(m: StoredMessage): Message {
   }
 }
 
+/** A stored message as the API shows it. */
+export function toApiMessage(m: StoredMessage): Message {
+  return { ...messageFields(m), conversationId: m.conversationId }
+}
+
 /** A stored file as the API shows it (a type this build does not know reads as text). */
 export function toDocumentInfo(d: DocumentRecord): DocumentInfo {
   return { name: d.name, type: DOCUMENT_TYPES.find((t) => t === d.type) ?? 'text', bytes: d.bytes, sha256: d.sha256, textChars: d.textChars }
+}
+
+/** A conversation as the list shows it. */
+export function toSummary(c: ConversationSummary): ConversationSummary {
+  return { id: c.id, title: c.title, parentId: c.parentId, modelId: c.modelId, createdAtMs: c.createdAtMs, updatedAtMs: c.updatedAtMs }
 }
 
 /** Conversation operations; synchronous, like the store under them. */
@@ -61,14 +70,7 @@ export class ConversationsService {
 
   /** Conversations not deleted, most recently updated first. */
   list(): ConversationSummary[] {
-    return this.store.conversations.list().map((c) => ({
-      id: c.id,
-      title: c.title,
-      parentId: c.parentId,
-      modelId: c.modelId,
-      createdAtMs: c.createdAtMs,
-      updatedAtMs: c.updatedAtMs
-    }))
+    return this.store.conversations.list().map(toSummary)
   }
 
   /** A new conversation; unset fields come from the settings (model, sampling). */

@@ -193,7 +193,7 @@ export class ConversationStore {
 }
 
 /** Validates and serialises sampling overrides for `sampling_json`. */
-function samplingToJson(sampling: object): string {
+export function samplingToJson(sampling: object): string {
   const obj = toJsonObject(sampling)
   if (obj === undefined) throw new TypeError('sampling must be a plain object of JSON values (finite numbers, strings, ...)')
   return JSON.stringify(obj)

@@ -39,8 +39,15 @@ export interface StoredSummary {
 
 const SHA256_HEX = /^[0-9a-f]{64}$/
 
-function sha256Hex(text: string): string {
+/** The sha256 of text as UTF-8, hex: what `text_sha256` holds. */
+export function sha256Hex(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex')
+}
+
+/** Throws RangeError unless the file's sha256 is 64 lower-case hex digits and its size a non-negative integer. */
+export function checkDocument(doc: Pick<NewDocument, 'sha256' | 'bytes'>): void {
+  if (!SHA256_HEX.test(doc.sha256)) throw new RangeError('sha256 must be 64 lower-case hex digits')
+  if (!Number.isSafeInteger(doc.bytes) || doc.bytes < 0) throw new RangeError(`bytes must be a non-negative integer, got ${doc.bytes}`)
 }
 
 /** The documents table; statements are prepared once here. */
@@ -73,8 +80,7 @@ export class DocumentStore {
 
   /** Attaches a file to a conversation (one each; a second is refused by the primary key). */
   attach(conversationId: string, doc: NewDocument): DocumentRecord {
-    if (!SHA256_HEX.test(doc.sha256)) throw new RangeError('sha256 must be 64 lower-case hex digits')
-    if (!Number.isSafeInteger(doc.bytes) || doc.bytes < 0) throw new RangeError(`bytes must be a non-negative integer, got ${doc.bytes}`)
+    checkDocument(doc)
     this.insertStmt.run({ conversationId, name: doc.name, type: doc.type, bytes: doc.bytes, sha256: doc.sha256, text: doc.text, textSha256: sha256Hex(doc.text), nowMs: this.now() })
     const record = this.get(conversationId)
     if (record === undefined) throw new StoreNotFoundError('document', conversationId)

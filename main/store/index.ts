@@ -2,6 +2,7 @@
  * @file The store's public face: `openStore(file)` opens the database and builds the repositories on it.
  * Everything is synchronous (better-sqlite3); services call it between awaits, never across one.
  */
+import { ConversationImportStore } from './conversation-import'
 import { ConversationStore } from './conversations'
 import { openDatabase, type Db } from './database'
 import { DeviceProfileStore } from './device-profiles'
@@ -17,8 +18,10 @@ export { StoreDataError, StoreNotFoundError, StoreOpenError, StoreSchemaTooNewEr
 export { checkMigrations, LATEST_SCHEMA_VERSION, MIGRATIONS, type Migration } from './migrations'
 export { ConversationStore } from './conversations'
 export { DAMAGED_MESSAGE_ERROR, MessageStore } from './messages'
+export { MAX_STATS_DEVICES } from './stats'
 export { checkDatabase, MAX_CHECK_ERRORS, type CheckedDatabase, type StoreNotice } from './repair'
 export { SettingsStore, type Validator } from './settings'
+export { ConversationImportStore, type ImportedConversation, type ImportedDocument, type ImportedMessage, type ImportOutcome } from './conversation-import'
 export { DocumentStore, type DocumentRecord, type NewDocument, type StoredSummary } from './documents'
 export { DeviceProfileStore, MAX_PROFILE_JSON_BYTES, MAX_PROFILE_KEY_LENGTH } from './device-profiles'
 export { kvBlockKey, KvBlockStore, kvRootKey, MAX_KV_BLOCK_BYTES, MAX_KV_BLOCK_TOKENS, type KvBlockRef, type KvMatch } from './kv-blocks'
@@ -39,6 +42,8 @@ export interface Store {
   readonly kvBlocks: KvBlockStore
   /** files summarized into conversations, with their text */
   readonly documents: DocumentStore
+  /** whole conversations added from an export file */
+  readonly imports: ConversationImportStore
   /** what the check at open found and repaired (see repair.ts); empty for a sound file */
   readonly notices: readonly StoreNotice[]
   /** Closes the connection (SQLite checkpoints the WAL into the main file); calling it again is a no-op. */
@@ -61,6 +66,7 @@ export function openStore(file: string, options: StoreOptions = {}): Store {
       deviceProfiles: new DeviceProfileStore(db, options),
       kvBlocks: new KvBlockStore(db, options),
       documents: new DocumentStore(db, options),
+      imports: new ConversationImportStore(db),
       notices,
       close: () => db.close()
     }

@@ -7,7 +7,7 @@ import type { DeviceBusy, MessageStats } from './types'
 const NUMBER_FIELDS = ['ttftMs', 'prefillTokensPerSec', 'decodeTokensPerSec', 'promptTokens', 'generatedTokens'] as const
 
 /** Most devices one message can list; more means the value is not what we wrote. */
-const MAX_STATS_DEVICES = 64
+export const MAX_STATS_DEVICES = 64
 
 /** Serialises stats for storage; throws RangeError naming the field when one is not finite or not a string. */
 export function statsToJson(stats: MessageStats): string {

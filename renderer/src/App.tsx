@@ -4,18 +4,20 @@
  * or the HTTP client in browser mode).
  */
 import { useCallback, useEffect, useMemo, useRef, useState, type JSX } from 'react'
-import type { Api, ConversationSummary, SamplingSettings, SearchHit } from '../../preload/api'
+import type { Api, ConversationSummary, ExportFormat, SamplingSettings, SearchHit } from '../../preload/api'
 import { getApi } from './api'
 import { ChatPane } from './components/ChatPane'
 import { ChatSettingsDialog } from './components/ChatSettingsDialog'
 import type { ComposerHandle } from './components/Composer'
-import { UNTITLED } from './components/ConversationList'
 import { DropOverlay } from './components/DropOverlay'
 import { SettingsDialog, type SettingsTab } from './components/SettingsDialog'
 import { Sidebar } from './components/Sidebar'
 import { ToastRegion } from './components/ToastRegion'
 import { UsagePanel } from './components/UsagePanel'
 import { describeError, type UiError } from './lib/errors'
+import { exportFileName } from './lib/export-files'
+import { UNTITLED } from './lib/format'
+import { saveExport } from './lib/save-file'
 import { ApiContext } from './state/api-context'
 import { useChat, type DraftSettings } from './state/use-chat'
 import { useActivityPanel } from './state/use-activity-panel'
@@ -180,6 +182,16 @@ function Shell({ api }: { api: Api }): JSX.Element {
     },
     [api, conversationId, onCreated, showError]
   )
+  const exportConversation = useCallback(
+    (format: ExportFormat) => {
+      if (conversationId === null) return
+      api.conversations.export([conversationId], format).then(
+        (text) => saveExport(text, exportFileName(title ?? '', format), format),
+        (e: unknown) => showError(`Could not export: ${describeError(e).detail}`)
+      )
+    },
+    [api, conversationId, title, showError]
+  )
   const deleteConversation = useCallback(
     (c: ConversationSummary) => {
       const name = c.title === '' ? UNTITLED : c.title
@@ -311,11 +323,14 @@ function Shell({ api }: { api: Api }): JSX.Element {
           onOpenSettings: () => setDialog({ kind: 'settings', tab: 'general' }),
           onNewChat: newChat,
           onBranch: branchFrom,
-          onSummarizeAgain: (file) => void summarize(file, false)
+          onSummarizeAgain: (file) => void summarize(file, false),
+          onExport: exportConversation
         }}
         composerRef={composer}
       />
-      {dialog?.kind === 'settings' && <SettingsDialog state={settingsState} devices={devices} initialTab={dialog.tab} onClose={() => setDialog(null)} />}
+      {dialog?.kind === 'settings' && (
+        <SettingsDialog state={settingsState} devices={devices} initialTab={dialog.tab} onConversationsImported={refreshList} onClose={() => setDialog(null)} />
+      )}
       {dialog?.kind === 'chat' && (
         <ChatSettingsDialog
           // Edits belong to one conversation: when it arrives (opened right after a reload, before it loaded)

@@ -2,6 +2,7 @@
  * @file Page helpers for the end-to-end tests. Everything is found the way a person (or a screen reader)
  * finds it: by role and accessible name, so the tests also guard the UI's labels.
  */
+import { AxeBuilder } from '@axe-core/playwright'
 import { mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { expect, type APIRequestContext, type Locator, type Page, type PlaywrightWorkerArgs, type TestInfo } from '@playwright/test'
@@ -107,6 +108,20 @@ export async function recordedGrowth(page: Page): Promise<number[]> {
 export function conversationButton(page: Page, title: string | RegExp): Locator {
   const list = page.getByRole('navigation', { name: 'Conversation list' })
   return typeof title === 'string' ? list.getByRole('button', { name: title, exact: true }) : list.getByRole('button', { name: title }).first()
+}
+
+/** axe's tags for the WCAG 2.0, 2.1 and 2.2 success criteria at levels A and AA (as accessibility.spec.ts). */
+const WCAG_A_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22a', 'wcag22aa']
+
+/** Fails with every WCAG A/AA violation axe finds on the page as it is now, in light and in dark; light again after. */
+export async function expectNoViolations(page: Page, view: string): Promise<void> {
+  for (const colorScheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme, reducedMotion: 'reduce' })
+    const results = await new AxeBuilder({ page }).withTags(WCAG_A_AA).analyze()
+    const found = results.violations.map((v) => `${v.id}: ${v.help}\n${v.nodes.map((n) => `    ${n.target.join(' ')}`).join('\n')}`)
+    expect(found, `axe violations in ${view}, ${colorScheme}`).toEqual([])
+  }
+  await page.emulateMedia({ colorScheme: 'light', reducedMotion: 'no-preference' })
 }
 
 /** Saves a screenshot under test-results/screenshots and attaches it to the test report. */

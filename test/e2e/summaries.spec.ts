@@ -6,7 +6,6 @@
  * stays usable. The tiny test model writes poor summaries, so the tests check the pipeline (progress, states,
  * non-empty text), never the prose; the server paces tokens (env.ts), so nothing depends on the machine's speed.
  */
-import { AxeBuilder } from '@axe-core/playwright'
 import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -18,6 +17,7 @@ import {
   callApi,
   composer,
   conversationButton,
+  expectNoViolations,
   FAST_MODEL,
   openApp,
   recordedGrowth,
@@ -126,20 +126,6 @@ async function recordedProgress(page: Page): Promise<{ done: number; total: numb
 /** The running summary's progress bar (its name is "Summarizing <file>"). */
 function progressBar(page: Page, fileName: string): ReturnType<Page['getByRole']> {
   return page.getByRole('progressbar', { name: `Summarizing ${fileName}` })
-}
-
-/** axe's tags for the WCAG 2.0, 2.1 and 2.2 success criteria at levels A and AA (as accessibility.spec.ts). */
-const WCAG_A_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22a', 'wcag22aa']
-
-/** Fails with every WCAG A/AA violation axe finds on the page as it is now, in light and in dark. */
-async function expectNoViolations(page: Page, view: string): Promise<void> {
-  for (const colorScheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme, reducedMotion: 'reduce' })
-    const results = await new AxeBuilder({ page }).withTags(WCAG_A_AA).analyze()
-    const found = results.violations.map((v) => `${v.id}: ${v.help}\n${v.nodes.map((n) => `    ${n.target.join(' ')}`).join('\n')}`)
-    expect(found, `axe violations in ${view}, ${colorScheme}`).toEqual([])
-  }
-  await page.emulateMedia({ colorScheme: 'light', reducedMotion: 'no-preference' })
 }
 
 /** True when the page is no wider than the window (no sideways scrolling). */

@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startHttpHost, type HttpHost } from '../../main/server'
-import type { Conversation, ConversationDetail, Message } from '../../preload/api'
+import { API_LIMITS, type Conversation, type ConversationDetail, type Message } from '../../preload/api'
 import { tempDir } from '../helpers/paths'
 import { appFixture, type AppFixture } from '../services/app-fixture'
 
@@ -170,6 +170,19 @@ describe('conversations over HTTP', () => {
     expect(await ids()).not.toContain(c.id)
     await result(await api('conversations', 'restore', [c.id]))
     expect(await ids()).toContain(c.id)
+  })
+
+  it('export and import: the file goes out as text and comes back; an import body may be larger than others', async () => {
+    const c = await result<Conversation>(await api('conversations', 'create', [{ title: 'Exported over HTTP' }]))
+    const json = await result<string>(await api('conversations', 'export', [[c.id], 'json']))
+    expect(JSON.parse(json)).toMatchObject({ format: 'tandem-conversations', version: 1, conversations: [{ id: c.id, title: 'Exported over HTTP' }] })
+    expect(await result(await api('conversations', 'import', [json]))).toEqual({ imported: [], duplicates: [{ id: c.id, title: 'Exported over HTTP' }] })
+    // 10 MiB of quotes is a 20 MiB body once escaped: past the default limit, it reaches the import's own checks
+    const quotes = await raw('POST', '/api/conversations/import', auth(), JSON.stringify({ args: ['"'.repeat(10 * 1024 * 1024)] }))
+    expect(await expectError(quotes, 400, 'ValidationError')).toMatch(/not valid JSON/)
+    // past twice the import limit, the body is refused before it is read to the end
+    const over = JSON.stringify({ args: ['A'.repeat(2 * API_LIMITS.maxImportBytes + 128 * 1024)] })
+    await expectError(await raw('POST', '/api/conversations/import', auth(), over), 413, 'PayloadTooLargeError')
   })
 })
 

@@ -1,10 +1,11 @@
 /**
- * @file The chat header: sidebar toggle (narrow windows), the editable title, model picker, chat settings,
- * and the toggle of the live device activity panel.
+ * @file The chat header: sidebar toggle (narrow windows), the editable title, model picker, chat settings, export
+ * (a conversation that exists), and the toggle of the live device activity panel.
  */
 import { useState, type JSX } from 'react'
-import type { ModelEntry } from '../../../preload/api'
-import { UNTITLED } from './ConversationList'
+import type { ExportFormat, ModelEntry } from '../../../preload/api'
+import { UNTITLED } from '../lib/format'
+import { ExportMenu } from './ExportMenu'
 import { Icon } from './icons'
 import { ModelPicker } from './ModelPicker'
 import { TitleField } from './TitleField'
@@ -21,6 +22,8 @@ interface ChatHeaderProps {
   readonly onModelChange: (modelId: string) => void
   readonly onOpenChatSettings: () => void
   readonly onNewChat: () => void
+  /** saves this conversation as a file */
+  readonly onExport: (format: ExportFormat) => void
   /** the last reply's "resumed N of M tokens" when a KV snapshot brought its history back, else null */
   readonly resumed: string | null
   /** the live device activity panel is showing */
@@ -79,6 +82,7 @@ export function ChatHeader(props: ChatHeaderProps): JSX.Element {
         <button type="button" className="icon-button" aria-label="Chat settings" title="System prompt and sampling" onClick={props.onOpenChatSettings}>
           <Icon name="sliders" />
         </button>
+        {props.title !== null && <ExportMenu onExport={props.onExport} />}
         <button
           type="button"
           className={props.activityOpen ? 'icon-button toggled' : 'icon-button'}

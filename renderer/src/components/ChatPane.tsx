@@ -3,7 +3,7 @@
  * activity panel sits beside them.
  */
 import type { JSX, ReactNode, RefObject } from 'react'
-import type { ModelEntry } from '../../../preload/api'
+import type { ExportFormat, ModelEntry } from '../../../preload/api'
 import type { UiError } from '../lib/errors'
 import { formatResumed } from '../lib/format'
 import type { ChatState } from '../state/use-chat'
@@ -56,6 +56,8 @@ export interface ChatPaneActions {
   readonly onBranch: (messageId: string) => void
   /** summarizes a file again, not taking the stored summary */
   readonly onSummarizeAgain: (file: File) => void
+  /** saves the conversation on screen as a file */
+  readonly onExport: (format: ExportFormat) => void
 }
 
 interface ChatPaneProps {
@@ -91,6 +93,7 @@ export function ChatPane({ conversation, models, panels, actions, composerRef }:
         onModelChange={actions.onModelChange}
         onOpenChatSettings={actions.onOpenChatSettings}
         onNewChat={actions.onNewChat}
+        onExport={actions.onExport}
         resumed={lastMessage?.role === 'assistant' && lastMessage.stats !== null ? formatResumed(lastMessage.stats) : null}
         activityOpen={panels.activityOpen}
         onToggleActivity={actions.onToggleActivity}

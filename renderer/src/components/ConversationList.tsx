@@ -4,12 +4,9 @@
  */
 import { useState, type JSX } from 'react'
 import type { ConversationSummary } from '../../../preload/api'
-import { dateGroup, type DateGroup } from '../lib/format'
+import { dateGroup, UNTITLED, type DateGroup } from '../lib/format'
 import { Icon } from './icons'
 import { TitleField } from './TitleField'
-
-/** Title shown for a conversation without one. */
-export const UNTITLED = 'Untitled chat'
 
 interface ListProps {
   readonly conversations: readonly ConversationSummary[]

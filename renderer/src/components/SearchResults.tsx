@@ -1,7 +1,7 @@
 /** @file Search hits in the sidebar: conversation title and an excerpt with the matching words marked. */
 import type { JSX, ReactNode } from 'react'
 import type { SearchHit } from '../../../preload/api'
-import { UNTITLED } from './ConversationList'
+import { UNTITLED } from '../lib/format'
 
 /** Words shorter than this are not highlighted (they match everywhere). */
 const MIN_HIGHLIGHT_CHARS = 2

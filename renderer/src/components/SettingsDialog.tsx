@@ -1,6 +1,6 @@
 /**
  * @file App settings in two tabs. General: theme, model folders (add, remove, missing ones flagged), default
- * model and sampling. Devices: the compute devices and the placement (DevicesSettings).
+ * model and sampling, conversation memory, export and import of conversations. Devices: the compute devices and the placement (DevicesSettings).
  */
 import { useEffect, useRef, useState, type JSX, type KeyboardEvent } from 'react'
 import type { ThemeSetting } from '../../../preload/api'
@@ -9,6 +9,7 @@ import { LIMITS } from '../lib/limits'
 import type { DevicesState } from '../state/use-devices'
 import { useEdits } from '../state/use-edits'
 import type { SettingsState } from '../state/use-settings'
+import { ConversationTransferSettings } from './ConversationTransferSettings'
 import { DevicesSettings } from './DevicesSettings'
 import { FormError } from './FormError'
 import { Icon } from './icons'
@@ -189,10 +190,12 @@ interface SettingsDialogProps {
   readonly state: SettingsState
   readonly devices: DevicesState
   readonly initialTab?: SettingsTab
+  /** conversations were imported: the list should show them */
+  readonly onConversationsImported: () => void
   readonly onClose: () => void
 }
 
-function GeneralSettings({ state }: { state: SettingsState }): JSX.Element {
+function GeneralSettings({ state, onConversationsImported }: { state: SettingsState; onConversationsImported: () => void }): JSX.Element {
   const theme = state.settings?.theme ?? 'system'
   return (
     <>
@@ -213,12 +216,13 @@ function GeneralSettings({ state }: { state: SettingsState }): JSX.Element {
       <ModelsSection state={state} />
       <SamplingSection state={state} />
       <KvSnapshotSettings state={state} />
+      <ConversationTransferSettings onImported={onConversationsImported} />
     </>
   )
 }
 
 /** The Settings dialog. */
-export function SettingsDialog({ state, devices, initialTab = 'general', onClose }: SettingsDialogProps): JSX.Element {
+export function SettingsDialog({ state, devices, initialTab = 'general', onConversationsImported, onClose }: SettingsDialogProps): JSX.Element {
   const [tab, setTab] = useState<SettingsTab>(initialTab)
   const tabButtons = useRef(new Map<SettingsTab, HTMLButtonElement>())
   const { reload } = state
@@ -269,7 +273,7 @@ export function SettingsDialog({ state, devices, initialTab = 'general', onClose
         ))}
       </div>
       <div role="tabpanel" id={`settings-panel-${tab}`} aria-labelledby={`settings-tab-${tab}`} className="tab-panel">
-        {tab === 'general' ? <GeneralSettings state={state} /> : <DevicesSettings state={devices} settings={state} />}
+        {tab === 'general' ? <GeneralSettings state={state} onConversationsImported={onConversationsImported} /> : <DevicesSettings state={devices} settings={state} />}
       </div>
     </Modal>
   )

@@ -1,6 +1,9 @@
 /** @file Display formatting: stats lines, sizes, dates. Pure functions, no React. */
 import type { MessageStats, ModelLoadProgress } from '../../../preload/api'
 
+/** Title shown for a conversation without one. */
+export const UNTITLED = 'Untitled chat'
+
 /** Milliseconds for humans: "12 ms", "1.4 s". */
 export function formatMs(ms: number): string {
   if (!Number.isFinite(ms) || ms < 0) return '–'

@@ -9,6 +9,7 @@ import { app, BrowserWindow, dialog, ipcMain, session, shell, type IpcMainInvoke
 import { CONTENT_SECURITY_POLICY } from './server'
 import { API_METHODS, STREAM_EVENT_CHANNEL } from '../preload/api'
 import { createApp, isApiChannel, type App, type DispatchOutcome } from './services'
+import { startLocalApi } from './server'
 import { isRecord } from './common/reader'
 
 // Built layout (electron-vite): out/main/index.js, out/preload/index.cjs, out/renderer/index.html.
@@ -114,7 +115,12 @@ function registerIpc(running: App): void {
 /** Starts the services; on failure (e.g. an unreadable database) tells the user and quits. */
 function startServices(): App | null {
   try {
-    return createApp({ appVersion: app.getVersion(), devRoot: app.isPackaged ? null : undefined })
+    return createApp({
+      appVersion: app.getVersion(),
+      devRoot: app.isPackaged ? null : undefined,
+      // Settings → Local API starts it here, as in browser mode
+      localApiStarter: startLocalApi
+    })
   } catch (err) {
     dialog.showErrorBox('Tandem cannot start', err instanceof Error ? err.message : String(err))
     app.quit()

@@ -32,6 +32,62 @@ export interface ModelEntry {
   readonly hasChatTemplate: boolean
   /** why the model cannot be used (corrupt file, unsupported type…), or null */
   readonly problem: string | null
+  /**
+   * how it came to the list, which says what Remove does: 'added-file' (a file the user added: forgotten),
+   * 'own-folder' (in Tandem's own models folder, where downloads go: deleted from the disk), 'folder' (found in
+   * another models folder: remove the folder instead)
+   */
+  readonly origin: ModelOrigin
+}
+
+/** See ModelEntry.origin. */
+export type ModelOrigin = 'added-file' | 'own-folder' | 'folder'
+
+/** What a catalog model is on this computer. */
+export type CatalogState =
+  | { readonly kind: 'available' }
+  | { readonly kind: 'downloading'; readonly receivedBytes: number; readonly totalBytes: number }
+  /** a download stopped part-way (paused, failed, or Tandem quit): its bytes are kept and it resumes from them */
+  | { readonly kind: 'paused'; readonly receivedBytes: number; readonly totalBytes: number }
+  /** `modelId` is its id in models.list */
+  | { readonly kind: 'installed'; readonly modelId: string }
+
+/** A model of the curated catalog (resources/model-catalog.json) and its state here. */
+export interface CatalogModelView {
+  readonly id: string
+  readonly name: string
+  /** the Hugging Face repository it comes from */
+  readonly repo: string
+  readonly format: 'gguf' | 'hf'
+  readonly parameters: number
+  readonly quantization: string | null
+  /** the download's size */
+  readonly sizeBytes: number
+  /** memory it needs to run, roughly */
+  readonly memoryBytes: number
+  readonly license: string
+  readonly state: CatalogState
+  /** why its last download failed (the bytes it got are kept), or null */
+  readonly error: string | null
+}
+
+/** The catalog, and this computer's memory (to warn about models that need more). */
+export interface ModelCatalog {
+  readonly models: readonly CatalogModelView[]
+  readonly totalMemoryBytes: number
+}
+
+/** A catalog model to download; models.pauseDownload(catalogId) pauses it, downloading it again resumes. */
+export interface DownloadRequest {
+  readonly requestId: string
+  readonly catalogId: string
+}
+
+/** Streamed while a model downloads: bytes on disk so far (what a paused download kept included) of the total. */
+export interface DownloadEvent {
+  readonly type: 'progress'
+  readonly receivedBytes: number
+  readonly totalBytes: number
 }
 
 export interface ModelFolder {
@@ -153,6 +209,8 @@ export interface NpuQuantizationSetting {
 export interface Settings {
   /** folders the user added (the built-in ones are listed by models.folders) */
   readonly modelFolders: readonly string[]
+  /** model files the user added one by one (models.addFile) */
+  readonly modelFiles: readonly string[]
   readonly defaultModelId: string | null
   readonly theme: ThemeSetting
   /** defaults for new conversations */
@@ -160,6 +218,25 @@ export interface Settings {
   readonly npuQuantization: NpuQuantizationSetting
   /** bytes the conversations' KV snapshots may use (least recently used go first); 0 keeps none */
   readonly kvSnapshotBudgetBytes: number
+}
+
+/** The local OpenAI-compatible API as Settings shows it. */
+export interface LocalApiView {
+  /** on in Settings (or for this run: `tandem serve --api`) */
+  readonly enabled: boolean
+  readonly port: number
+  /** the bearer key other tools send */
+  readonly key: string
+  /** http://127.0.0.1:PORT/v1 while it runs, else null */
+  readonly url: string | null
+  /** why it is not running although on (the port is taken, …), or null */
+  readonly problem: string | null
+}
+
+/** What Settings changes of the local API. */
+export interface LocalApiPatch {
+  readonly enabled: boolean
+  readonly port: number
 }
 
 /** The KV snapshots stored: the space they use, in how many blocks, and the budget. */
@@ -389,6 +466,26 @@ export interface Api {
     folders(): Promise<ModelFolder[]>
     addFolder(path: string): Promise<ModelFolder[]>
     removeFolder(path: string): Promise<ModelFolder[]>
+    /**
+     * adds one model file by its full path once the loader has read it (refused with the loader's reason, and
+     * nothing stored, when it cannot); resolves with its entry
+     */
+    addFile(path: string): Promise<ModelEntry>
+    /**
+     * takes a model off the list by its id: an added file is forgotten (the file stays), a model in Tandem's own
+     * models folder is deleted from the disk (ask first); one found in another folder is refused (remove the folder)
+     */
+    remove(modelId: string): Promise<ModelEntry[]>
+    /** the curated catalog, each model with its state here, and this computer's memory */
+    catalog(): Promise<ModelCatalog>
+    /**
+     * downloads a catalog model into Tandem's own models folder (resuming what a paused one kept), checked against
+     * the hub's size and sha256, and streams its progress; resolves with its entry in models.list. Joins the
+     * download when it is already running. Rejects with StoppedError when paused, DownloadError when it failed.
+     */
+    download(request: DownloadRequest, onEvent: (event: DownloadEvent) => void): Promise<ModelEntry>
+    /** pauses a running download (its bytes are kept); resolves with the model's state once it stopped */
+    pauseDownload(catalogId: string): Promise<CatalogModelView>
   }
   conversations: {
     list(): Promise<ConversationSummary[]>
@@ -454,6 +551,12 @@ export interface Api {
     kvSnapshots(): Promise<KvSnapshotUsage>
     /** removes every KV snapshot and gives the space back to the disk */
     clearKvSnapshots(): Promise<KvSnapshotUsage>
+    /** the local OpenAI-compatible API: on or off, its port, key and address */
+    localApi(): Promise<LocalApiView>
+    /** turns it on or off, or moves it to another port (stored; applies at once) */
+    setLocalApi(patch: LocalApiPatch): Promise<LocalApiView>
+    /** a new key: tools holding the old one are refused from now on */
+    regenerateApiKey(): Promise<LocalApiView>
   }
 }
 
@@ -475,6 +578,11 @@ export const API_METHODS = {
   'models:folders': 'call',
   'models:addFolder': 'call',
   'models:removeFolder': 'call',
+  'models:addFile': 'call',
+  'models:remove': 'call',
+  'models:catalog': 'call',
+  'models:download': 'stream',
+  'models:pauseDownload': 'call',
   'conversations:list': 'call',
   'conversations:create': 'call',
   'conversations:get': 'call',
@@ -494,6 +602,9 @@ export const API_METHODS = {
   'settings:update': 'call',
   'settings:kvSnapshots': 'call',
   'settings:clearKvSnapshots': 'call',
+  'settings:localApi': 'call',
+  'settings:setLocalApi': 'call',
+  'settings:regenerateApiKey': 'call',
   'devices:list': 'call',
   'devices:usage': 'call',
   'devices:placement': 'call',
@@ -530,6 +641,8 @@ export const API_LIMITS = {
   maxIdChars: 200,
   /** user-added model folders */
   maxModelFolders: 64,
+  /** model files added one by one */
+  maxModelFiles: 256,
   /** provider libraries added in settings */
   maxProviderLibraries: 16,
   /** a provider library's registration name: letters, digits, '.', '_' and '-' */
@@ -538,6 +651,9 @@ export const API_LIMITS = {
   maxProviderOptions: 32,
   /** a provider option's key (letters, digits, '.', '_', '-') */
   maxProviderOptionKeyChars: 64,
+  /** the local API's port range (below 1024 needs privileges) */
+  minApiPort: 1024,
+  maxApiPort: 65535,
   /** sampling.temperature range is [0, maxTemperature] */
   maxTemperature: 2,
   /** sampling.maxTokens range is [1, maxReplyTokens] */

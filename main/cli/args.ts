@@ -1,5 +1,6 @@
 /** @file Command-line flags for `tandem`, parsed and validated into typed options. */
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util'
+import { apiKey, DEFAULT_LOCAL_API } from '../services'
 import { checkRegistrationName, DEFAULT_PREFILL_CHUNK_TOKENS, DEFAULT_SHADOW_PRUNED_PERCENT, MAX_PREFILL_CHUNK_TOKENS, VIRTUAL_NPU_REGISTRATION, type ProviderOptions, type W8A8Request } from '../engine'
 
 /** A usage problem: the CLI prints it with the help hint and exits 2. */
@@ -13,8 +14,8 @@ export const CALIBRATE_TOKENS = { default: 2048, max: 1 << 20 } as const
 /** Default and largest summary length of `tandem summarize` (tokens). */
 export const SUMMARY_TOKENS = { default: 256, max: 4096 } as const
 
-/** The OpenAI-compatible API's port unless --api-port says otherwise (a fixed one, so tools can be set up once). */
-export const DEFAULT_API_PORT = 8391
+/** The OpenAI-compatible API's port unless --api-port says otherwise: the Settings default. */
+export const DEFAULT_API_PORT = DEFAULT_LOCAL_API.port
 
 export const HELP = `Usage:
   tandem generate --model PATH [--prompt TEXT] [--max-tokens N] [--temperature T] [--seed S]
@@ -304,8 +305,13 @@ function parseServe(rest: readonly string[]): ServeArgs {
     ...PROVIDER_FLAGS
   })
   if (v.api !== true && (v['api-port'] ?? v['api-key'] ?? v['api-host']) !== undefined) throw new UsageError('--api-port, --api-key and --api-host need --api')
-  const key = v['api-key'] ?? process.env.TANDEM_API_KEY
-  if (key !== undefined && !/^[\x21-\x7e]{16,200}$/.test(key)) throw new UsageError('the API key must be 16 to 200 printable characters without spaces')
+  const given = v['api-key'] ?? process.env.TANDEM_API_KEY
+  let key: string | undefined
+  try {
+    key = given === undefined ? undefined : apiKey(given, 'the API key')
+  } catch (e) {
+    throw new UsageError(e instanceof Error ? e.message : String(e))
+  }
   return {
     command: 'serve',
     api:

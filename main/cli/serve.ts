@@ -8,8 +8,8 @@ import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join, resolve } from 'node:path'
-import { LOOPBACK_ADDRESSES, startHttpHost, startOpenAiHost, type OpenAiHost } from '../server'
-import { createApp, findSourceRoot, tokenDelay, type App } from '../services'
+import { LOOPBACK_ADDRESSES, startHttpHost, startLocalApi } from '../server'
+import { createApp, findSourceRoot, tokenDelay } from '../services'
 import { providerOptions, type ServeArgs } from './args'
 
 /** The checkout (or installed package) root: the folder with the tandem package.json. */
@@ -65,19 +65,6 @@ function untilSignal(): Promise<NodeJS.Signals> {
   })
 }
 
-/** Starts the OpenAI-compatible API on the app's model and queue. */
-function startApi(app: App, api: NonNullable<ServeArgs['api']>): Promise<OpenAiHost> {
-  if (!LOOPBACK_ADDRESSES.includes(api.address)) {
-    process.stderr.write(`tandem: WARNING: the API listens on ${api.address}: other machines that can reach this address can use your models with the key\n`)
-  }
-  return startOpenAiHost({
-    backend: { models: () => app.models.list(), complete: (job, onText, signal) => app.chat.complete(job, onText, signal), pendingGenerations: () => app.chat.pendingGenerations },
-    port: api.port,
-    address: api.address,
-    ...(api.key !== undefined && { apiKey: api.key })
-  })
-}
-
 /** Runs the browser-mode app until SIGINT/SIGTERM; returns the exit code. */
 export async function serve(args: ServeArgs): Promise<number> {
   const root = packageRoot()
@@ -87,18 +74,19 @@ export async function serve(args: ServeArgs): Promise<number> {
     dataDir: args.dataDir,
     modelDirs: args.models,
     providers: providerOptions(args.providers),
+    localApiStarter: startLocalApi,
     ...(args.tokenDelayMs > 0 && { pace: tokenDelay(args.tokenDelayMs) })
   })
   let host
-  let api: OpenAiHost | null = null
   try {
-    host = await startHttpHost({ dispatch: app.dispatch, port: args.port, staticDir })
-    try {
-      if (args.api !== null) api = await startApi(app, args.api)
-    } catch (err) {
-      await host.close()
-      throw err
+    if (args.api !== null) {
+      if (!LOOPBACK_ADDRESSES.includes(args.api.address)) {
+        process.stderr.write(`tandem: WARNING: the API listens on ${args.api.address}: other machines that can reach it can use your models with the key\n`)
+      }
+      const api = await app.localApi.startRun(args.api)
+      if (api.url === null) throw new Error(api.problem ?? 'the OpenAI-compatible API did not start')
     }
+    host = await startHttpHost({ dispatch: app.dispatch, port: args.port, staticDir })
   } catch (err) {
     await app.dispose()
     throw err
@@ -109,12 +97,12 @@ export async function serve(args: ServeArgs): Promise<number> {
     process.stderr.write(`tandem: models folder ${folder.path}${folder.exists ? '' : ' (missing)'}\n`)
   }
   process.stdout.write(`Tandem is running at ${host.launchUrl}\n`)
-  if (api !== null) process.stdout.write(`OpenAI-compatible API: ${api.baseUrl} (key: ${api.apiKey})\n`)
+  const api = app.localApi.view()
+  if (api.url !== null) process.stdout.write(`OpenAI-compatible API: ${api.url} (key: ${api.key})\n`)
   process.stderr.write('tandem: press Ctrl+C to stop\n')
   if (args.open) openBrowser(host.launchUrl)
   const signal = await stopped
   process.stderr.write(`tandem: ${signal} received, shutting down…\n`)
-  await api?.close()
   await host.close()
   await app.dispose()
   process.stderr.write('tandem: stopped\n')

@@ -63,6 +63,7 @@ const STATUS_BY_ERROR: Readonly<Record<string, number>> = Object.freeze({
   ModelError: 422,
   PlacementError: 422,
   ContextOverflowError: 422,
+  DownloadError: 502,
   DiskFullError: 507,
   ShutdownError: 503
 })

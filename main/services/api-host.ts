@@ -12,10 +12,12 @@ import type { ConversationsService } from './conversations-service'
 import type { ConversationsTransfer } from './conversations-transfer'
 import type { DevicesService } from './devices-service'
 import { ApiError, toApiError } from './errors'
+import type { ModelDownloads } from './model-downloads'
 import type { ModelsService } from './models-service'
 import type { SettingsService } from './settings-service'
 import type { UsageSampler } from './usage-sampler'
 import type { KvSnapshots } from './kv-snapshots'
+import type { LocalApiService } from './local-api'
 
 /** The services the handlers are built from. */
 export interface ApiServices {
@@ -23,6 +25,8 @@ export interface ApiServices {
   /** what the app found at start (the database check); the chat service adds its own */
   readonly notices: readonly AppNotice[]
   readonly models: ModelsService
+  /** the model catalog and its downloads */
+  readonly downloads: ModelDownloads
   readonly conversations: ConversationsService
   /** export and import of conversations */
   readonly transfer: ConversationsTransfer
@@ -31,6 +35,7 @@ export interface ApiServices {
   readonly devices: DevicesService
   readonly usage: UsageSampler
   readonly kvSnapshots: KvSnapshots
+  readonly localApi: LocalApiService
 }
 
 /** Builds the handler table; each handler receives arguments already validated. */
@@ -42,6 +47,11 @@ export function createApiHandlers(s: ApiServices): ApiHandlers {
     'models:folders': () => s.models.scannedFolders(),
     'models:addFolder': ([path]) => s.models.addFolder(path),
     'models:removeFolder': ([path]) => s.models.removeFolder(path),
+    'models:addFile': ([path]) => s.models.addFile(path),
+    'models:remove': ([modelId]) => s.models.remove(modelId),
+    'models:catalog': () => s.downloads.catalog(),
+    'models:download': ([request], ctx) => s.downloads.download(request.catalogId, ctx.emit, ctx.signal),
+    'models:pauseDownload': ([catalogId]) => s.downloads.pause(catalogId),
     'conversations:list': async () => s.conversations.list(),
     'conversations:create': async ([init]) => s.conversations.create(init),
     'conversations:get': async ([id]) => s.conversations.get(id),
@@ -61,6 +71,9 @@ export function createApiHandlers(s: ApiServices): ApiHandlers {
     'settings:update': async ([patch]) => s.settings.update(patch),
     'settings:kvSnapshots': async () => s.kvSnapshots.usage(),
     'settings:clearKvSnapshots': async () => s.kvSnapshots.clear(),
+    'settings:localApi': async () => s.localApi.view(),
+    'settings:setLocalApi': ([patch]) => s.localApi.set(patch),
+    'settings:regenerateApiKey': () => s.localApi.regenerateKey(),
     'devices:list': () => s.devices.list(),
     'devices:usage': async ([sinceMs]) => s.usage.samples(sinceMs),
     'devices:placement': () => s.devices.placement(),

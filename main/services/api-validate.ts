@@ -8,7 +8,9 @@ import {
   API_LIMITS,
   type ApiChannel,
   type ConversationPatch,
+  type DownloadRequest,
   type EditRequest,
+  type LocalApiPatch,
   type ExportFormat,
   type RegenerateRequest,
   type NpuQuantizationSetting,
@@ -23,6 +25,7 @@ import type { ApiArgs } from './api-types'
 import { readArray, readBoolean, readChoice, readInteger, readNumber, readRecord, readText, type JsonRecord } from '../common/reader'
 import { ApiError, failInvalid, invalid } from './errors'
 import { placementSetting } from './placement-setting'
+import { isCatalogId } from './downloads'
 
 /** One validator per channel: raw arguments (unknown) in, typed arguments out, or a ValidationError. */
 export type ApiValidators = { readonly [C in ApiChannel]: (args: unknown) => ApiArgs<C> }
@@ -251,6 +254,34 @@ function importText(value: unknown, field: string): string {
   return text(value, field, API_LIMITS.maxImportBytes)
 }
 
+/** The local API's setting: on or off, and a port a user program may listen on. */
+export function localApiPatch(value: unknown, field = 'patch'): LocalApiPatch {
+  const o = object(value, field, ['enabled', 'port'])
+  return {
+    enabled: readBoolean(failInvalid, `${field}.enabled`, o.enabled),
+    port: readInteger(failInvalid, `${field}.port`, o.port, API_LIMITS.minApiPort, API_LIMITS.maxApiPort)
+  }
+}
+
+/** A bearer key: 16 to 200 printable ASCII characters without spaces (what an Authorization header can carry). */
+export function apiKey(value: unknown, field = 'key'): string {
+  const key = text(value, field, 200)
+  if (!/^[\x21-\x7e]{16,200}$/.test(key)) throw invalid(`${field} must be 16 to 200 printable characters without spaces.`)
+  return key
+}
+
+/** A model catalog id (lower-case letters, digits, '.', '_', '-'). */
+function catalogId(value: unknown, field: string): string {
+  const s = text(value, field, API_LIMITS.maxIdChars)
+  if (!isCatalogId(s)) throw invalid(`${field} must be a catalog id (lower-case letters, digits, '.', '_' and '-')`)
+  return s
+}
+
+function downloadRequest(value: unknown): DownloadRequest {
+  const o = object(value, 'request', ['requestId', 'catalogId'])
+  return { requestId: id(o.requestId, 'request.requestId'), catalogId: catalogId(o.catalogId, 'request.catalogId') }
+}
+
 const none = (args: unknown): [] => {
   argList(args, 0)
   return []
@@ -264,6 +295,11 @@ export const API_VALIDATORS: ApiValidators = {
   'models:folders': none,
   'models:addFolder': (args) => [path(argList(args, 1)[0], 'path')],
   'models:removeFolder': (args) => [path(argList(args, 1)[0], 'path')],
+  'models:addFile': (args) => [path(argList(args, 1)[0], 'path')],
+  'models:remove': (args) => [path(argList(args, 1)[0], 'modelId')],
+  'models:catalog': none,
+  'models:download': (args) => [downloadRequest(argList(args, 1)[0])],
+  'models:pauseDownload': (args) => [catalogId(argList(args, 1)[0], 'catalogId')],
   'conversations:list': none,
   'conversations:create': (args) => [conversationPatch(argList(args, 1)[0], 'init')],
   'conversations:get': (args) => [id(argList(args, 1)[0], 'id')],
@@ -292,6 +328,9 @@ export const API_VALIDATORS: ApiValidators = {
   'settings:update': (args) => [settingsPatch(argList(args, 1)[0], 'patch')],
   'settings:kvSnapshots': none,
   'settings:clearKvSnapshots': none,
+  'settings:localApi': none,
+  'settings:setLocalApi': (args) => [localApiPatch(argList(args, 1)[0])],
+  'settings:regenerateApiKey': none,
   'devices:list': none,
   'devices:usage': (args) => [sinceMs(argList(args, 1)[0], 'sinceMs')],
   'devices:placement': none,

@@ -16,10 +16,12 @@ import { ConversationsService } from './conversations-service'
 import { ConversationsTransfer } from './conversations-transfer'
 import { DevicesService } from './devices-service'
 import { ModelsService } from './models-service'
+import { downloadSources, ModelDownloads } from './model-downloads'
 import { findSourceRoot, resolveAppPaths, type AppPaths, type AppPathsOptions } from './paths'
 import { SettingsService } from './settings-service'
 import { UsageSampler } from './usage-sampler'
 import { KvSnapshots } from './kv-snapshots'
+import { LocalApiService, type LocalApiStarter } from './local-api'
 import { isRecord } from '../common/reader'
 
 /** Options for createApp. */
@@ -34,6 +36,12 @@ export interface AppOptions extends AppPathsOptions {
   readonly pace?: (signal: AbortSignal) => Promise<void>
   /** provider libraries (and the virtual NPU) whose devices the app lists and may place work on */
   readonly providers?: ProviderOptions
+  /** the hub models are downloaded from (default: TANDEM_HUB_URL, else https://huggingface.co) */
+  readonly hubUrl?: string
+  /** the model catalog (default: TANDEM_MODEL_CATALOG, else resources/model-catalog.json) */
+  readonly modelCatalogFile?: string
+  /** starts the OpenAI-compatible API host (the entries pass main/server's); absent: the API setting starts nothing */
+  readonly localApiStarter?: LocalApiStarter
 }
 
 /** The running services; dispose() when done (pairs with createApp). */
@@ -42,11 +50,15 @@ export interface App {
   readonly store: Store
   readonly settings: SettingsService
   readonly models: ModelsService
+  /** the model catalog and its downloads */
+  readonly downloads: ModelDownloads
   readonly conversations: ConversationsService
   readonly chat: ChatService
   readonly devices: DevicesService
   /** live utilization samples (running from createApp until dispose) */
   readonly usage: UsageSampler
+  /** the local OpenAI-compatible API, as its setting (or this run) says */
+  readonly localApi: LocalApiService
   readonly handlers: ApiHandlers
   /** validates and runs a request by channel name; what the transports call */
   readonly dispatch: ApiDispatch
@@ -85,7 +97,8 @@ export function createApp(options: AppOptions = {}): App {
   try {
     store.messages.markInterrupted()
     const settings = new SettingsService(store.settings)
-    const models = new ModelsService(settings, paths.builtInModelDirs)
+    const models = new ModelsService(settings, paths.builtInModelDirs, paths.ownModelsDir)
+    const downloads = new ModelDownloads({ models, modelsDir: paths.ownModelsDir, ...downloadSources(options.env ?? process.env, options) })
     // Search runs on its own read connection in a worker: ranking and cutting snippets over long messages
     // must not hold up calls and reply streams on this thread.
     const searcher = new SearchWorker(paths.databaseFile, { entryUrl: workerEntryUrl, start: (entry, data) => startWorkerThread(entry, data) })
@@ -108,23 +121,35 @@ export function createApp(options: AppOptions = {}): App {
       kvSnapshots
     })
     usage.start()
+    const localApi = new LocalApiService(
+      settings,
+      { models: () => models.list(), complete: (job, onText, signal) => chat.complete(job, onText, signal), pendingGenerations: () => chat.pendingGenerations },
+      options.localApiStarter ?? null
+    )
+    // a failure to start (a taken port) is shown in Settings, never thrown at start
+    void localApi.start()
     const transfer = new ConversationsTransfer(store, conversations)
-    const handlers = createApiHandlers({ appVersion: options.appVersion ?? sourceVersion(), notices: store.notices, models, conversations, transfer, chat, settings, devices, usage, kvSnapshots })
+    const handlers = createApiHandlers({ appVersion: options.appVersion ?? sourceVersion(), notices: store.notices, models, downloads, conversations, transfer, chat, settings, devices, usage, kvSnapshots, localApi })
     let disposed: Promise<void> | null = null
     return {
       paths,
       store,
       settings,
       models,
+      downloads,
       conversations,
       chat,
       devices,
       usage,
+      localApi,
       handlers,
       dispatch: createDispatch(handlers),
       dispose: () => {
         usage.stop()
-        disposed ??= Promise.all([chat.dispose(), devices.dispose(), searcher.dispose(), models.dispose()])
+        // downloads stop first: a download that completes lists the models, which needs the header reader
+        disposed ??= downloads
+          .dispose()
+          .then(() => Promise.all([localApi.dispose(), chat.dispose(), devices.dispose(), searcher.dispose(), models.dispose()]))
           .then(() => undefined)
           .finally(() => {
             try {

@@ -8,6 +8,7 @@ import type { ApiErrorShape } from '../../preload/api'
 import { failWith, type Fail } from '../common/reader'
 import { errorCode } from '../common/error-code'
 import { DocumentError } from './documents/errors'
+import { DownloadError } from './downloads/errors'
 
 /** Every error name that crosses the boundary. */
 export type ApiErrorName =
@@ -33,6 +34,8 @@ export type ApiErrorName =
   | 'DamagedDataError'
   /** a file cannot be summarized: an unsupported type, empty, not text, encrypted or damaged (the message says which) */
   | 'DocumentError'
+  /** a model download failed: offline, the hub refused, no disk space, a wrong file (the message says what to do) */
+  | 'DownloadError'
   /** too large to take (a request body, a file) */
   | 'PayloadTooLargeError'
   /** stopped by the user before anything was stored */
@@ -76,6 +79,7 @@ const PASSTHROUGH_NAMES: ReadonlySet<string> = new Set(['ContextOverflowError'])
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err
   if (err instanceof DocumentError) return new ApiError('DocumentError', err.message, { cause: err })
+  if (err instanceof DownloadError) return new ApiError('DownloadError', err.message, { cause: err })
   if (err instanceof StoreNotFoundError) return new ApiError('NotFoundError', err.message, { cause: err })
   if (err instanceof ContextOverflowError) return new ApiError('ContextOverflowError', err.message, { cause: err })
   if (err instanceof ModelFormatError) return new ApiError('ModelError', err.message, { cause: err })

@@ -14,7 +14,7 @@
  */
 import { lstat, readdir, realpath, stat } from 'node:fs/promises'
 import type { Stats } from 'node:fs'
-import { join, sep } from 'node:path'
+import { basename, dirname, join, sep } from 'node:path'
 import { errorCode } from '../common/error-code'
 
 /** How deep below a models folder we look: folder/org/model/file is depth 3. */
@@ -200,4 +200,26 @@ export async function modelFileTotals(candidate: Pick<ModelCandidate, 'path' | '
   } catch {
     return null
   }
+}
+
+/**
+ * A model file the user added by its path (stat only, never opened), or why it is not one: the file must be a
+ * regular file named like a model the loaders read (.gguf, or a llama2.c .bin). A Hugging Face model is a
+ * folder, added as a models folder.
+ */
+export async function modelFileCandidate(file: string): Promise<ModelCandidate | { readonly problem: string }> {
+  const lower = file.toLowerCase()
+  const format = lower.endsWith('.gguf') ? 'gguf' : lower.endsWith('.bin') && !isTokenizerFile(basename(file)) ? 'llama2c' : null
+  let s: Stats
+  let realPath: string
+  try {
+    s = await stat(file)
+    realPath = await realpath(file)
+  } catch (e) {
+    return { problem: errorCode(e) === 'ENOENT' ? `File not found: ${file}.` : `The file cannot be read (${errorCode(e) ?? String(e)}).` }
+  }
+  if (s.isDirectory()) return { problem: `${file} is a folder: add it with "Add a folder" instead.` }
+  if (!s.isFile()) return { problem: `${file} is not a regular file.` }
+  if (format === null) return { problem: `${basename(file)} is not a model file: Tandem reads .gguf files and llama2.c .bin checkpoints (a Hugging Face model is a folder: add the folder).` }
+  return { path: file, folder: dirname(file), format, sizeBytes: s.size, mtimeMs: s.mtimeMs, realPath }
 }

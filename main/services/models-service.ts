@@ -13,11 +13,12 @@
  * per-user limit), misses changes on network and FUSE file systems, and would watch whole trees to learn
  * about the one model in use.
  */
-import { basename, isAbsolute, resolve } from 'node:path'
+import { rm } from 'node:fs/promises'
+import { basename, dirname, isAbsolute, resolve, sep } from 'node:path'
 import { HeaderReader, HeaderWorkerError, type ModelConfig } from '../engine'
-import type { ModelEntry, ModelFolder } from '../../preload/api'
+import type { ModelEntry, ModelFolder, ModelOrigin } from '../../preload/api'
 import { ApiError, errorMessage, invalid } from './errors'
-import { modelFileTotals, scanModelFolder, type ModelCandidate } from './model-scan'
+import { modelFileCandidate, modelFileTotals, scanModelFolder, type ModelCandidate } from './model-scan'
 import { isDirectory } from './paths'
 import type { SettingsService } from './settings-service'
 
@@ -50,9 +51,9 @@ interface Described {
   readonly header: { readonly config: ModelConfig; readonly tensorTypes: readonly string[] } | null
 }
 
-/** One scan of every folder: the models found, each folder's problem, and which folders it scanned. */
+/** One scan of every folder and added file: the models found, each folder's problem, and what it scanned. */
 interface Scan {
-  /** the folders scanned and whether each existed, as JSON: a different key means the scan is out of date */
+  /** the folders scanned and whether each existed, and the added files, as JSON: a different key means the scan is out of date */
   readonly foldersKey: string
   readonly entries: readonly ModelEntry[]
   /** folder path -> why it could not be searched (fully), or null */
@@ -77,9 +78,14 @@ export class ModelsService {
   /** headers are parsed by a worker thread: a large one must not stall the calls and streams on this one */
   private readonly headers = new HeaderReader()
 
+  /**
+   * `builtInDirs`: folders always scanned; `ownDir`: Tandem's own models folder (where downloads go), whose
+   * models Remove deletes from the disk (default: the first built-in folder).
+   */
   constructor(
     private readonly settings: SettingsService,
-    private readonly builtInDirs: readonly string[]
+    private readonly builtInDirs: readonly string[],
+    private readonly ownDir: string | null = builtInDirs[0] ?? null
   ) {}
 
   /** Ends the header worker. */
@@ -121,6 +127,54 @@ export class ModelsService {
     if (!this.settings.removeModelFolder(abs)) throw new ApiError('NotFoundError', `${abs} is not in the list of model folders.`)
     await this.rescan()
     return this.folders()
+  }
+
+  /**
+   * Adds one model file by its full path: the loader reads its header first, and a file it refuses is refused
+   * with the loader's reason (ModelError) and not stored. A file already listed (in a models folder) is not
+   * stored again. Resolves with its entry.
+   */
+  async addFile(file: string): Promise<ModelEntry> {
+    if (!isAbsolute(file)) throw invalid(`Choose the model file by its full path (got "${file}").`)
+    const abs = resolve(file)
+    const listed = (await this.rescan()).entries.find((m) => m.path === abs && m.problem === null)
+    if (listed !== undefined) return listed
+    const candidate = await modelFileCandidate(abs)
+    if ('problem' in candidate) throw invalid(candidate.problem)
+    const entry = await this.describe(candidate, 'added-file')
+    if (entry.problem !== null) throw new ApiError('ModelError', `${entry.name} cannot be used: ${entry.problem}`)
+    this.settings.addModelFile(abs)
+    const added = (await this.rescan()).entries.find((m) => m.id === entry.id)
+    if (added === undefined) throw new ApiError('NotFoundError', `${abs} disappeared while it was added.`)
+    return added
+  }
+
+  /**
+   * Takes a model off the list: an added file is forgotten (the file stays where it is); a model in Tandem's own
+   * models folder is deleted from the disk; a model found in another folder is refused (its folder is removed
+   * instead). A default model removed stops being the default. Resolves with the list after.
+   */
+  async remove(modelId: string): Promise<ModelEntry[]> {
+    const entry = (await this.rescan()).entries.find((m) => m.id === modelId)
+    if (entry === undefined) throw new ApiError('NotFoundError', `${modelId} is not in the list of models.`)
+    if (entry.origin === 'folder') {
+      throw invalid(`${entry.name} was found in the models folder ${entry.folder}: remove that folder, or delete the file there yourself.`)
+    }
+    if (entry.origin === 'added-file') this.settings.removeModelFile(entry.path)
+    else await this.deleteOwn(entry)
+    if (this.settings.get().defaultModelId === entry.id) this.settings.update({ defaultModelId: null })
+    return this.list()
+  }
+
+  /** Deletes a model of Tandem's own folder (a file, or a Hugging Face model's folder), never the folder itself. */
+  private async deleteOwn(entry: ModelEntry): Promise<void> {
+    const own = this.ownDir
+    if (own === null || entry.path === own || !entry.path.startsWith(own + sep)) throw invalid(`${entry.path} is not in Tandem's models folder.`)
+    try {
+      await rm(entry.path, { recursive: entry.format === 'hf', force: true })
+    } catch (err) {
+      throw new ApiError('ModelError', `${entry.name} could not be deleted (${errorMessage(err)}). Close what uses it and try again.`, { cause: err })
+    }
   }
 
   /** Every model in every existing folder, freshly scanned, in folder order; a file reached twice (links, overlapping folders) is listed once. */
@@ -165,13 +219,18 @@ export class ModelsService {
   /** The last scan while the folders are the same ones, else a new scan. */
   private current(): Promise<Scan> {
     const last = this.last
-    return last !== null && last.foldersKey === foldersKey(this.folders()) ? Promise.resolve(last) : this.rescan()
+    return last !== null && last.foldersKey === this.sourcesKey(this.folders()) ? Promise.resolve(last) : this.rescan()
+  }
+
+  /** Identifies what a scan covers, for the scan cache: the folders (paths and whether each exists) and the added files. */
+  private sourcesKey(folders: readonly ModelFolder[]): string {
+    return JSON.stringify([folders.map((f) => [f.path, f.exists]), this.settings.modelFiles()])
   }
 
   /** Scans every folder now; joins a scan of the same folders already running. */
   private rescan(): Promise<Scan> {
     const folders = this.folders()
-    const key = foldersKey(folders)
+    const key = this.sourcesKey(folders)
     const running = this.running
     if (running !== null && running.foldersKey === key) return running.scan
     // Scans run one after another, so an older one can never overwrite a newer result.
@@ -197,8 +256,18 @@ export class ModelsService {
       for (const candidate of candidates) {
         if (seen.has(candidate.realPath)) continue
         seen.add(candidate.realPath)
-        entries.push(await this.describe(candidate))
+        entries.push(await this.describe(candidate, candidate.folder === this.ownDir ? 'own-folder' : 'folder'))
       }
+    }
+    for (const file of this.settings.modelFiles()) {
+      const candidate = await modelFileCandidate(file)
+      if ('problem' in candidate) {
+        entries.push(missingFile(file, candidate.problem))
+        continue
+      }
+      if (seen.has(candidate.realPath)) continue
+      seen.add(candidate.realPath)
+      entries.push(await this.describe(candidate, 'added-file'))
     }
     // Descriptions of models no longer listed would otherwise pile up for the app's lifetime.
     const listed = new Set(entries.map((e) => e.path))
@@ -214,8 +283,8 @@ export class ModelsService {
     return now !== null && now.sizeBytes === entry.sizeBytes && now.mtimeMs === entry.modifiedMs
   }
 
-  private async describe(c: ModelCandidate): Promise<ModelEntry> {
-    const key = `${c.format}:${c.sizeBytes}:${c.mtimeMs}`
+  private async describe(c: ModelCandidate, origin: ModelOrigin): Promise<ModelEntry> {
+    const key = `${c.format}:${c.sizeBytes}:${c.mtimeMs}:${origin}`
     const cached = this.described.get(c.path)
     if (cached !== undefined && cached.key === key) return cached.entry
     const base = {
@@ -225,7 +294,8 @@ export class ModelsService {
       folder: c.folder,
       format: c.format,
       sizeBytes: c.sizeBytes,
-      modifiedMs: c.mtimeMs
+      modifiedMs: c.mtimeMs,
+      origin
     }
     let entry: ModelEntry
     let header: Described['header'] = null
@@ -252,7 +322,23 @@ export class ModelsService {
   }
 }
 
-/** Identifies a folder list for the scan cache: paths and whether each exists. */
-function foldersKey(folders: readonly ModelFolder[]): string {
-  return JSON.stringify(folders.map((f) => [f.path, f.exists]))
+/** An added file that is gone or unreadable: listed with why, so it can be removed. */
+function missingFile(file: string, problem: string): ModelEntry {
+  const name = basename(file)
+  return {
+    id: file,
+    name,
+    path: file,
+    folder: dirname(file),
+    format: name.toLowerCase().endsWith('.gguf') ? 'gguf' : 'llama2c',
+    sizeBytes: 0,
+    modifiedMs: 0,
+    origin: 'added-file',
+    architecture: null,
+    quantization: null,
+    parameters: null,
+    contextLength: null,
+    hasChatTemplate: false,
+    problem
+  }
 }

@@ -19,6 +19,8 @@ export interface AppPaths {
   readonly graphCacheDir: string
   /** model folders that are always scanned and cannot be removed in Settings, in order */
   readonly builtInModelDirs: readonly string[]
+  /** Tandem's own models folder (the first built-in one): where downloads go, and whose models Remove deletes */
+  readonly ownModelsDir: string
 }
 
 /** Inputs of resolveAppPaths; everything defaults to the real environment. */
@@ -59,7 +61,8 @@ export function resolveAppPaths(options: AppPathsOptions = {}): AppPaths {
   const dataDir = resolve(
     options.dataDir ?? (fromEnv !== undefined && fromEnv !== '' ? fromEnv : defaultDataDir(env, options.platform ?? process.platform, home))
   )
-  const modelDirs = [defaultModelsDir(env, home), ...(options.modelDirs ?? []).map((d) => resolve(d))]
+  const ownModelsDir = defaultModelsDir(env, home)
+  const modelDirs = [ownModelsDir, ...(options.modelDirs ?? []).map((d) => resolve(d))]
   const devRoot = options.devRoot === undefined ? findSourceRoot(import.meta.dirname) : options.devRoot
   if (devRoot !== null) {
     const shared = resolve(devRoot, '..', 'shared', 'models')
@@ -69,7 +72,8 @@ export function resolveAppPaths(options: AppPathsOptions = {}): AppPaths {
     dataDir,
     databaseFile: join(dataDir, 'tandem.db'),
     graphCacheDir: join(dataDir, 'graphs'),
-    builtInModelDirs: [...new Set(modelDirs)]
+    builtInModelDirs: [...new Set(modelDirs)],
+    ownModelsDir
   }
 }
 

@@ -3,10 +3,10 @@
  * missing, corrupt or out-of-range stored value reads as the default instead of breaking the app.
  */
 import { resolve } from 'node:path'
-import { API_LIMITS, type NpuQuantizationSetting, type PlacementSetting, type SamplingSettings, type Settings, type SettingsPatch, type ThemeSetting } from '../../preload/api'
+import { API_LIMITS, type LocalApiPatch, type NpuQuantizationSetting, type PlacementSetting, type SamplingSettings, type Settings, type SettingsPatch, type ThemeSetting } from '../../preload/api'
 import { DEFAULT_SHADOW_PRUNED_PERCENT } from '../engine'
 import type { SettingsStore } from '../store'
-import { kvSnapshotBudget, npuQuantization, path, providerName, providerOptions, samplingSettings, theme } from './api-validate'
+import { apiKey, kvSnapshotBudget, localApiPatch, npuQuantization, path, providerName, providerOptions, samplingSettings, theme } from './api-validate'
 import { invalid } from './errors'
 import { DEFAULT_PLACEMENT_SETTING, placementSetting } from './placement-setting'
 
@@ -19,14 +19,20 @@ export const DEFAULT_NPU_QUANTIZATION: NpuQuantizationSetting = Object.freeze({ 
 /** Settings table keys. */
 const KEYS = {
   modelFolders: 'modelFolders',
+  modelFiles: 'modelFiles',
   defaultModelId: 'defaultModelId',
   theme: 'theme',
   sampling: 'sampling',
   placement: 'placement',
   providerLibraries: 'providerLibraries',
   npuQuantization: 'npuQuantization',
-  kvSnapshotBudgetBytes: 'kvSnapshotBudgetBytes'
+  kvSnapshotBudgetBytes: 'kvSnapshotBudgetBytes',
+  localApi: 'localApi',
+  localApiKey: 'localApiKey'
 } as const
+
+/** The local API is off until the user turns it on, on a fixed port (so tools can be set up once). */
+export const DEFAULT_LOCAL_API: LocalApiPatch = Object.freeze({ enabled: false, port: 8391 })
 
 /** KV snapshots may use 2 GiB until the user says otherwise. */
 export const DEFAULT_KV_SNAPSHOT_BUDGET_BYTES = 2 * 1024 ** 3
@@ -49,10 +55,21 @@ function providerLibraryList(value: unknown): StoredProviderLibrary[] {
   })
 }
 
-function folderList(value: unknown): string[] {
-  if (!Array.isArray(value)) throw invalid('modelFolders must be an array')
-  if (value.length > API_LIMITS.maxModelFolders) throw invalid(`at most ${API_LIMITS.maxModelFolders} model folders`)
-  return value.map((v, i) => path(v, `modelFolders[${i}]`))
+/** A stored list of paths: the validator of the `key` list of at most `max` `what`s. */
+interface PathList {
+  readonly key: (typeof KEYS)['modelFolders' | 'modelFiles']
+  readonly max: number
+  readonly what: string
+}
+const FOLDERS: PathList = { key: KEYS.modelFolders, max: API_LIMITS.maxModelFolders, what: 'model folders' }
+const FILES: PathList = { key: KEYS.modelFiles, max: API_LIMITS.maxModelFiles, what: 'model files' }
+
+function pathList(list: PathList): (value: unknown) => string[] {
+  return (value) => {
+    if (!Array.isArray(value)) throw invalid(`${list.key} must be an array`)
+    if (value.length > list.max) throw invalid(`at most ${list.max} ${list.what}`)
+    return value.map((v, i) => path(v, `${list.key}[${i}]`))
+  }
 }
 
 function modelIdOrNull(value: unknown): string | null {
@@ -67,6 +84,7 @@ export class SettingsService {
   get(): Settings {
     return {
       modelFolders: this.modelFolders(),
+      modelFiles: this.modelFiles(),
       defaultModelId: this.store.getOr(KEYS.defaultModelId, modelIdOrNull, null),
       theme: this.store.getOr<ThemeSetting>(KEYS.theme, (v) => theme(v), 'system'),
       sampling: this.sampling(),
@@ -83,6 +101,26 @@ export class SettingsService {
     if (patch.npuQuantization !== undefined) this.store.set(KEYS.npuQuantization, patch.npuQuantization, (v) => npuQuantization(v))
     if (patch.kvSnapshotBudgetBytes !== undefined) this.store.set(KEYS.kvSnapshotBudgetBytes, patch.kvSnapshotBudgetBytes, (v) => kvSnapshotBudget(v))
     return this.get()
+  }
+
+  /** The local API's stored on/off and port. */
+  localApi(): LocalApiPatch {
+    return this.store.getOr(KEYS.localApi, (v) => localApiPatch(v), DEFAULT_LOCAL_API)
+  }
+
+  /** Stores the local API's on/off and port; `patch` must already be validated. */
+  setLocalApi(patch: LocalApiPatch): void {
+    this.store.set(KEYS.localApi, patch, (v) => localApiPatch(v))
+  }
+
+  /** The local API's key, or null before one was made. */
+  localApiKey(): string | null {
+    return this.store.getOr<string | null>(KEYS.localApiKey, (v) => apiKey(v), null)
+  }
+
+  /** Stores the local API's key. */
+  setLocalApiKey(key: string): void {
+    this.store.set(KEYS.localApiKey, key, (v) => apiKey(v))
   }
 
   /** Bytes the KV snapshots may use (default 2 GiB). */
@@ -122,27 +160,54 @@ export class SettingsService {
 
   /** Folders the user added, absolute, in the order added. */
   modelFolders(): string[] {
-    return this.store.getOr(KEYS.modelFolders, folderList, [])
+    return this.paths(FOLDERS)
   }
 
   /** Adds a folder (no-op if present); `folder` must already be validated and absolute. */
   addModelFolder(folder: string): void {
-    const folders = this.modelFolders()
-    const abs = resolve(folder)
-    if (folders.includes(abs)) return
-    if (folders.length >= API_LIMITS.maxModelFolders) throw invalid(`At most ${API_LIMITS.maxModelFolders} model folders can be added.`)
-    this.store.set(KEYS.modelFolders, [...folders, abs], folderList)
+    this.addPath(FOLDERS, folder)
   }
 
   /** Removes a folder; returns whether it was in the list. */
   removeModelFolder(folder: string): boolean {
-    const folders = this.modelFolders()
-    const abs = resolve(folder)
-    if (!folders.includes(abs)) return false
+    return this.removePath(FOLDERS, folder)
+  }
+
+  /** Model files the user added one by one, absolute, in the order added. */
+  modelFiles(): string[] {
+    return this.paths(FILES)
+  }
+
+  /** Adds a model file (no-op if present); `file` must already be validated and absolute. */
+  addModelFile(file: string): void {
+    this.addPath(FILES, file)
+  }
+
+  /** Forgets a model file; returns whether it was in the list. */
+  removeModelFile(file: string): boolean {
+    return this.removePath(FILES, file)
+  }
+
+  private paths(list: PathList): string[] {
+    return this.store.getOr(list.key, pathList(list), [])
+  }
+
+  private addPath(list: PathList, p: string): void {
+    const paths = this.paths(list)
+    const abs = resolve(p)
+    if (paths.includes(abs)) return
+    if (paths.length >= list.max) throw invalid(`At most ${list.max} ${list.what} can be added.`)
+    this.store.set(list.key, [...paths, abs], pathList(list))
+  }
+
+  private removePath(list: PathList, p: string): boolean {
+    const paths = this.paths(list)
+    const abs = resolve(p)
+    if (!paths.includes(abs)) return false
     this.store.set(
-      KEYS.modelFolders,
-      folders.filter((f) => f !== abs),
-      folderList
+      list.key,
+      paths.filter((f) => f !== abs),
+      pathList(list)
     )
     return true
   }

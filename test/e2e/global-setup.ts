@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildVirtualNpu } from '../../main/engine/devices/virtual-npu'
 import { compilerSkipReason } from '../devices/compiler'
+import { startTinyModelHub } from '../helpers/loopback-hub'
 import { repoRoot, sharedModels } from '../helpers/paths'
 import { startServe, stopServe, type ServeProcess } from '../helpers/serve-process'
 import { E2E_ENV, E2E_TOKEN_DELAY_MS } from './env'
@@ -49,10 +50,15 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   const missingModelsDir = join(scratch, 'no-such-models-folder')
   const apiKey = randomBytes(24).toString('hex')
   const args = ['--port', '0', '--data-dir', dataDir, '--models', models, '--no-open', '--token-delay-ms', String(E2E_TOKEN_DELAY_MS), '--api', '--api-port', '0', '--api-key', apiKey]
+  // The model catalog is one small model on a hub on loopback (the shared stories260K.gguf as its LFS file). A
+  // download from the start stops halfway until it is paused, so the spec sees it move, pause and resume.
+  const tiny = await startTinyModelHub(scratch)
+  tiny.hub.mode = 'hold'
   let server: ServeProcess
   try {
-    server = await startServe(args, { TANDEM_CACHE_DIR: cacheDir, TANDEM_MODELS_DIR: missingModelsDir })
+    server = await startServe(args, { TANDEM_CACHE_DIR: cacheDir, TANDEM_MODELS_DIR: missingModelsDir, TANDEM_HUB_URL: tiny.hub.url, TANDEM_MODEL_CATALOG: tiny.catalogFile })
   } catch (err) {
+    await tiny.hub.close()
     rmSync(scratch, { recursive: true, force: true })
     throw err
   }
@@ -68,6 +74,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   process.env[E2E_ENV.missingModelsDir] = missingModelsDir
   return async () => {
     await stopServe(server.child)
+    await tiny.hub.close()
     if (process.env.TANDEM_E2E_KEEP !== '1') rmSync(scratch, { recursive: true, force: true })
   }
 }

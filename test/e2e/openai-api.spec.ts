@@ -51,3 +51,16 @@ test('another tool streams from the API; the live view shows its tokens', async 
   const wrong = new OpenAI({ baseURL: e2eEnv(E2E_ENV.apiUrl), apiKey: 'wrong-key-wrong-key', maxRetries: 0 })
   await expect(wrong.models.list()).rejects.toMatchObject({ status: 401 })
 })
+
+test('Settings → Local API shows the running API, its address and the key tools need', async ({ page }) => {
+  await openApp(page)
+  await page.getByRole('button', { name: 'Settings', exact: true }).click()
+  const dialog = page.getByRole('dialog', { name: 'Settings' })
+  const section = dialog.getByRole('region', { name: 'Local API' })
+  await expect(section.getByRole('checkbox', { name: 'Serve the OpenAI-compatible API' })).toBeChecked()
+  await expect(section.getByLabel('API address')).toHaveText(e2eEnv(E2E_ENV.apiUrl))
+  // the key is hidden until asked for
+  await expect(section.getByLabel('API key')).not.toHaveText(e2eEnv(E2E_ENV.apiKey))
+  await section.getByRole('button', { name: 'Show' }).click()
+  await expect(section.getByLabel('API key')).toHaveText(e2eEnv(E2E_ENV.apiKey))
+})

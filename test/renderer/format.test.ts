@@ -1,7 +1,7 @@
 /** @file The stats line and its detail (pure renderer code): device names as the app reports them, and per-device busy time. */
 import { describe, expect, it } from 'vitest'
 import type { MessageStats } from '../../preload/api'
-import { formatBytes, formatDeviceBusy, formatDevices, formatLoadProgress, formatResumed, formatStatsDetail, formatStatsLine } from '../../renderer/src/lib/format'
+import { downloadPercent, formatBytes, formatDeviceBusy, formatDevices, formatDownloadProgress, formatLoadProgress, formatResumed, formatStatsDetail, formatStatsLine } from '../../renderer/src/lib/format'
 
 const stats: MessageStats = {
   ttftMs: 42,
@@ -48,5 +48,16 @@ describe('model load progress', () => {
     expect(formatLoadProgress({ stage: 'compiling', done: 5, total: 18 })).toBe('Compiling the model for this computer: step 5 of 18')
     expect(formatLoadProgress({ stage: 'reading', done: 3_000_000, total: 12_000_000 })).toBe(`Checking the model file: ${formatBytes(3_000_000)} of ${formatBytes(12_000_000)}`)
     expect(formatLoadProgress({ stage: 'preparing', done: 0, total: 0 })).toBe('Loading the model…')
+  })
+})
+
+describe('download progress', () => {
+  it('gives the percent (100 only when whole), the bytes, and the speed and time left once known', () => {
+    expect(downloadPercent(0, 0)).toBe(0)
+    expect(downloadPercent(999, 1000)).toBe(99)
+    expect(downloadPercent(1000, 1000)).toBe(100)
+    expect(formatDownloadProgress(450_000_000, 1_000_000_000, null)).toBe('45% · 450 MB of 1.0 GB')
+    expect(formatDownloadProgress(450_000_000, 1_000_000_000, 5_000_000)).toBe('45% · 450 MB of 1.0 GB · 5.0 MB/s · about 2 min left')
+    expect(formatDownloadProgress(1_000_000_000, 1_000_000_000, 5_000_000)).toBe('100% · 1.0 GB of 1.0 GB · 5.0 MB/s')
   })
 })

@@ -156,7 +156,8 @@ describe('the OpenAI-compatible API', () => {
         await Promise.race([gate.calls(k), reading])
         if (!finished) gate.release(1)
       }
-      expect(await reading).toBe(2)
+      // the reader may take a chunk already on its way before its abort lands
+      expect(await reading).toBeGreaterThanOrEqual(2)
       // the server saw the disconnect and stopped the generation (it would otherwise wait at the gate for 500 tokens)
       await expect.poll(() => f.app.chat.pendingGenerations, { timeout: 10_000 }).toBe(0)
 

@@ -50,6 +50,19 @@ describe('validation', () => {
     ['conversations:import', ['{}', 'extra'], /arguments: expected 1 entry, got 2/],
     ['models:addFolder', ['a\u0000b'], /non-empty path/],
     ['models:addFolder', [''], /non-empty path/],
+    ['models:addFile', [''], /non-empty path/],
+    ['models:addFile', [7], /path: expected a string, got 7/],
+    ['models:addFile', ['a', 'b'], /arguments: expected 1 entry, got 2/],
+    ['models:remove', [null], /modelId: expected a string, got null/],
+    ['models:remove', ['x'.repeat(API_LIMITS.maxPathChars + 1)], /modelId: \d+ characters is more than the limit/],
+    ['models:catalog', ['extra'], /arguments: expected 0 entries, got 1/],
+    ['models:download', ['tiny'], /request: expected an object, got "tiny"/],
+    ['models:download', [{ requestId: 'r' }], /request\.catalogId: expected a string, got nothing/],
+    ['models:download', [{ requestId: 'r', catalogId: '../../etc' }], /request\.catalogId must be a catalog id/],
+    ['models:download', [{ requestId: 'r', catalogId: 'tiny', extra: 1 }], /unknown field "extra"/],
+    ['models:download', [{ requestId: '', catalogId: 'tiny' }], /requestId must be a non-empty id/],
+    ['models:pauseDownload', [], /arguments: expected 1 entry, got 0/],
+    ['models:pauseDownload', ['Tiny Model'], /catalogId must be a catalog id/],
     ['chat:send', [{ requestId: 'r', conversationId: 'c' }], /content: expected a string, got nothing/],
     ['chat:send', [{ requestId: '', conversationId: 'c', content: 'hi' }], /requestId must be a non-empty id/],
     ['chat:send', [{ requestId: 'r', conversationId: 'c', content: 'x'.repeat(API_LIMITS.maxMessageChars + 1) }], /more than the limit of 1000000/],
@@ -68,6 +81,9 @@ describe('validation', () => {
     ['settings:update', [{ npuQuantization: { w8a8: true } }], /missing field "shadowPrunedPercent"|shadowPrunedPercent/],
     ['settings:update', [{ kvSnapshotBudgetBytes: -1 }], /kvSnapshotBudgetBytes: -1 is out of range/],
     ['settings:update', [{ kvSnapshotBudgetBytes: 1.5 }], /kvSnapshotBudgetBytes: expected an integer/],
+    ['settings:setLocalApi', [{ enabled: 'yes', port: 8391 }], /patch\.enabled: expected true or false/],
+    ['settings:setLocalApi', [{ enabled: true, port: 80 }], /patch\.port: 80 is out of range \[1024, 65535\]/],
+    ['settings:setLocalApi', [{ enabled: true }], /port/],
     ['models:list', ['extra'], /arguments: expected 0 entries, got 1/]
   ]
   it.each(BAD)('%s %j is a ValidationError', async (channel, args, message) => {
@@ -132,7 +148,7 @@ describe('conversations', () => {
 describe('settings', () => {
   it('has defaults, applies validated patches, and keeps them', async () => {
     const s = await f.ok<Settings>('settings:get')
-    expect(s).toEqual({ modelFolders: [], defaultModelId: null, theme: 'system', sampling: { temperature: 0.7, topP: 0.95, maxTokens: 256 }, npuQuantization: { w8a8: false, shadowPrunedPercent: 85 }, kvSnapshotBudgetBytes: 2 * 1024 ** 3 })
+    expect(s).toEqual({ modelFolders: [], modelFiles: [], defaultModelId: null, theme: 'system', sampling: { temperature: 0.7, topP: 0.95, maxTokens: 256 }, npuQuantization: { w8a8: false, shadowPrunedPercent: 85 }, kvSnapshotBudgetBytes: 2 * 1024 ** 3 })
     const next = await f.ok<Settings>('settings:update', { theme: 'dark', defaultModelId: CHAT_MODEL(), sampling: { temperature: 1.2, topP: 0.9, maxTokens: 64 } })
     expect(next).toMatchObject({ theme: 'dark', defaultModelId: CHAT_MODEL(), sampling: { temperature: 1.2, topP: 0.9, maxTokens: 64 } })
     // new conversations take the new defaults

@@ -20,7 +20,7 @@ export interface AppFixture {
 }
 
 /** Options: model folders (default: the shared models), whether to start in an existing folder, and the chat's clock and pace. */
-export function appFixture(options: { modelDirs?: readonly string[]; dir?: string } & Pick<AppOptions, 'monotonicMs' | 'pace'> = {}): AppFixture {
+export function appFixture(options: { modelDirs?: readonly string[]; dir?: string } & Pick<AppOptions, 'monotonicMs' | 'pace' | 'localApiStarter' | 'hubUrl' | 'modelCatalogFile'> = {}): AppFixture {
   const scratch = options.dir === undefined ? tempDir('tandem-app-') : null
   const dir = options.dir ?? scratch?.dir ?? ''
   const app = createApp({
@@ -31,7 +31,10 @@ export function appFixture(options: { modelDirs?: readonly string[]; dir?: strin
     homeDir: join(dir, 'home'),
     appVersion: '9.9.9-test',
     monotonicMs: options.monotonicMs,
-    pace: options.pace
+    pace: options.pace,
+    localApiStarter: options.localApiStarter,
+    hubUrl: options.hubUrl,
+    modelCatalogFile: options.modelCatalogFile
   })
   const call = (channel: string, ...args: unknown[]): Promise<DispatchOutcome> =>
     app.dispatch(channel, args, { emit: () => undefined, signal: new AbortController().signal })

@@ -6,103 +6,52 @@
  * checksum catches it and the part is deleted); not enough disk space; a pause (abort) and resume; git-hashed small
  * files; an unreachable hub, a missing file, a gated model.
  */
-import { createHash } from 'node:crypto'
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { DownloadError, downloadCatalogModel, downloadFile, hubFile, parseCatalog, partPath, readCatalog, type CatalogModel, type DownloadProgress } from '../../main/services/downloads'
 import { repoRoot } from '../helpers/paths'
 import { scanModelFolder } from '../../main/services/model-scan'
 import { tempDir } from '../helpers/paths'
+import { gitSha1, sha256, SLOW_BYTES, startLoopbackHub, type LoopbackHub } from '../helpers/loopback-hub'
 
 /** 1 MiB of seeded bytes starting like a GGUF file. */
 const MODEL = Buffer.alloc(1024 * 1024)
 for (let i = 0; i < MODEL.length; i++) MODEL[i] = (i * 2654435761) >>> 24
 MODEL.write('GGUF', 0)
-const MODEL_SHA256 = createHash('sha256').update(MODEL).digest('hex')
+const MODEL_SHA256 = sha256(MODEL)
 const CONFIG = Buffer.from('{"model_type": "llama"}\n')
-const CONFIG_SHA1 = createHash('sha1').update(`blob ${CONFIG.length}\0`).update(CONFIG).digest('hex')
+const CONFIG_SHA1 = gitSha1(CONFIG)
 
-/** How the CDN misbehaves for the next GET. */
-type Mode = 'ok' | 'drop-half' | 'ignore-range' | 'lie-length' | 'send-more' | 'corrupt' | 'slow'
-let mode: Mode = 'ok'
-const ranges: (string | undefined)[] = []
-let server: Server
+let server: LoopbackHub
 let hub = ''
 const scratch = tempDir('tandem-downloads-')
 
 /** A small safetensors-named file for the folder model (the scan only looks at names). */
 const SAFETENSORS = Buffer.alloc(256 * 1024, 7)
-/** Files the hub holds: LFS ones redirect to the CDN, git ones are served at resolve/. */
-const FILES: Record<string, { data: Buffer; lfs: boolean }> = {
-  'org/model/model.gguf': { data: MODEL, lfs: true },
-  'org/model/config.json': { data: CONFIG, lfs: false },
-  'org/folder/config.json': { data: CONFIG, lfs: false },
-  'org/folder/model.safetensors': { data: SAFETENSORS, lfs: true }
-}
-const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex')
-const gitSha1 = (b: Buffer): string => createHash('sha1').update(`blob ${b.length}\0`).update(b).digest('hex')
 
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    const url = req.url ?? ''
-    const resolve = /^\/(\w+\/\w+)\/resolve\/main\/(.+)$/.exec(url)
-    if (resolve !== null) {
-      if (resolve[1] === 'org/gated') return res.writeHead(401).end()
-      const file = FILES[`${resolve[1]}/${resolve[2]}`]
-      if (file === undefined) return res.writeHead(404).end()
-      if (file.lfs) {
-        res.writeHead(302, { Location: `/cdn/${resolve[1]}/${resolve[2]}`, 'X-Linked-Etag': `"${sha256(file.data)}"`, 'X-Linked-Size': String(file.data.length) })
-        return res.end()
-      }
-      res.writeHead(200, { ETag: `"${gitSha1(file.data)}"`, 'Content-Length': String(file.data.length) })
-      return res.end(req.method === 'HEAD' ? undefined : file.data)
-    }
-    const cdn = FILES[url.replace(/^\/cdn\//, '')]
-    if (!url.startsWith('/cdn/') || cdn === undefined) return res.writeHead(404).end()
-    ranges.push(req.headers.range)
-    const whole = cdn.data
-    const m = /^bytes=(\d+)-$/.exec(req.headers.range ?? '')
-    const start = m !== null && mode !== 'ignore-range' ? Number(m[1]) : 0
-    let body = whole.subarray(start)
-    if (mode === 'corrupt') {
-      body = Buffer.from(body)
-      body[100] ^= 0xff
-    }
-    const headers: Record<string, string> = { 'Content-Type': 'application/octet-stream' }
-    if (mode === 'lie-length') headers['Content-Length'] = String(body.length + 10)
-    else if (mode !== 'send-more') headers['Content-Length'] = String(body.length)
-    if (start > 0) headers['Content-Range'] = `bytes ${start}-${whole.length - 1}/${whole.length}`
-    res.writeHead(start > 0 ? 206 : 200, headers)
-    if (mode === 'drop-half') {
-      // half the bytes, then the connection ends (FIN after they are sent: the client reads all of them first)
-      res.write(body.subarray(0, body.length >> 1), () => res.socket?.end())
-      return
-    }
-    if (mode === 'send-more') return res.end(Buffer.concat([body, Buffer.alloc(10)]))
-    if (mode === 'slow') {
-      // a chunk now, the rest never (until the client aborts)
-      res.write(body.subarray(0, 64 * 1024))
-      return
-    }
-    res.end(body)
-  })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-  hub = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  server = await startLoopbackHub(
+    {
+      'org/model/model.gguf': { data: MODEL, lfs: true },
+      'org/model/config.json': { data: CONFIG, lfs: false },
+      'org/folder/config.json': { data: CONFIG, lfs: false },
+      'org/folder/model.safetensors': { data: SAFETENSORS, lfs: true }
+    },
+    ['org/gated']
+  )
+  hub = server.url
 })
 afterAll(async () => {
-  server.closeAllConnections()
-  await new Promise((r) => server.close(r))
+  await server.close()
   scratch.dispose()
 })
 
 let n = 0
 let dest = ''
 beforeEach(() => {
-  mode = 'ok'
-  ranges.length = 0
+  server.mode = 'ok'
+  server.ranges.length = 0
   dest = join(scratch.dir, `model-${++n}.gguf`)
 })
 
@@ -134,63 +83,63 @@ describe('model downloads', () => {
   })
 
   it('a transfer cut halfway resumes from the part with a range request; the half file is never a model', async () => {
-    mode = 'drop-half'
+    server.mode = 'drop-half'
     await expect(downloadFile(await remote(), dest, { freeBytes: plenty })).rejects.toThrow(/resumes from there/)
     const half = statSync(partPath(dest)).size
     expect(half).toBeGreaterThan(0)
     expect(half).toBeLessThan(MODEL.length)
     expect(existsSync(dest)).toBe(false)
     expect((await scanModelFolder(scratch.dir)).candidates.filter((c) => c.path.includes(`model-${n}`))).toEqual([])
-    mode = 'ok'
+    server.mode = 'ok'
     const r = await downloadFile(await remote(), dest, { freeBytes: plenty })
     expect(r.resumedFrom).toBe(half)
-    expect(ranges.at(-1)).toBe(`bytes=${half}-`)
+    expect(server.ranges.at(-1)).toBe(`bytes=${half}-`)
     expect(readFileSync(dest).equals(MODEL)).toBe(true)
   })
 
   it('a server that ignores the range starts over, and the file is still right', async () => {
     writeFileSync(partPath(dest), MODEL.subarray(0, 1000))
-    mode = 'ignore-range'
+    server.mode = 'ignore-range'
     const r = await downloadFile(await remote(), dest, { freeBytes: plenty })
     expect(r.resumedFrom).toBe(0)
     expect(readFileSync(dest).equals(MODEL)).toBe(true)
   })
 
   it('a server that announces another length, or sends more than it announced, is refused', async () => {
-    mode = 'lie-length'
+    server.mode = 'lie-length'
     await expect(downloadFile(await remote(), dest, { freeBytes: plenty })).rejects.toThrow(/announces \d+ bytes where \d+ were expected/)
-    mode = 'send-more'
+    server.mode = 'send-more'
     await expect(downloadFile(await remote(), dest, { freeBytes: plenty })).rejects.toThrow(/sent more than the \d+ bytes/)
     expect(existsSync(dest)).toBe(false)
   })
 
   it('a corrupted file fails the checksum: deleted, never placed', async () => {
-    mode = 'corrupt'
+    server.mode = 'corrupt'
     await expect(downloadFile(await remote(), dest, { freeBytes: plenty })).rejects.toThrow(/does not match the hub's checksum .*deleted/)
     expect(existsSync(dest)).toBe(false)
     expect(existsSync(partPath(dest))).toBe(false)
   })
 
   it('not enough disk space: refused before a request', async () => {
-    const before = ranges.length
+    const before = server.ranges.length
     await expect(downloadFile(await remote(), dest, { freeBytes: async () => 100 * 1024 * 1024 })).rejects.toThrow(/Not enough disk space/)
-    expect(ranges.length).toBe(before)
+    expect(server.ranges.length).toBe(before)
   })
 
   it('a pause (abort) keeps the part; the download resumes from it', async () => {
-    mode = 'slow'
+    server.mode = 'slow'
     const controller = new AbortController()
     const pausing = downloadFile(await remote(), dest, {
       freeBytes: plenty,
       signal: controller.signal,
       onProgress: (p) => {
-        if (p.received >= 64 * 1024) controller.abort()
+        if (p.received >= SLOW_BYTES) controller.abort()
       }
     })
     await expect(pausing).rejects.toMatchObject({ name: 'AbortError' })
     const kept = statSync(partPath(dest)).size
-    expect(kept).toBe(64 * 1024)
-    mode = 'ok'
+    expect(kept).toBe(SLOW_BYTES)
+    server.mode = 'ok'
     const r = await downloadFile(await remote(), dest, { freeBytes: plenty })
     expect(r.resumedFrom).toBe(kept)
     expect(readFileSync(dest).equals(MODEL)).toBe(true)
@@ -212,12 +161,12 @@ describe('model downloads', () => {
   it('a folder model is placed only when every file is whole: a paused download is never listed', async () => {
     const folder: CatalogModel = { id: 'folder-model', name: 'Folder model', repo: 'org/folder', files: ['config.json', 'model.safetensors'], format: 'hf', parameters: 1, quantization: null, approxBytes: 1, memoryBytes: 1, license: 'MIT' }
     const modelsDir = join(scratch.dir, `models-${n}`)
-    mode = 'slow'
+    server.mode = 'slow'
     const controller = new AbortController()
     const paused = downloadCatalogModel(folder, modelsDir, { hub, freeBytes: plenty, signal: controller.signal, onModelProgress: (p) => p.received > CONFIG.length && controller.abort() })
     await expect(paused).rejects.toMatchObject({ name: 'AbortError' })
     expect((await scanModelFolder(modelsDir)).candidates).toEqual([])
-    mode = 'ok'
+    server.mode = 'ok'
     const totals: number[] = []
     const placed = await downloadCatalogModel(folder, modelsDir, { hub, freeBytes: plenty, onModelProgress: (p) => totals.push(p.total) })
     expect(placed).toBe(join(modelsDir, 'folder-model'))

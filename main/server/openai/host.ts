@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ModelEntry } from '../../../preload/api'
-import type { CompletionJob, CompletionOutcome } from '../../services'
+import type { CompletionJob, CompletionOutcome, LocalApiStarter } from '../../services'
 import { jsonNestsDeeperThan, MAX_BODY_BYTES, MAX_JSON_DEPTH, readBody, SECURITY_HEADERS, sendJson } from '../http-util'
 import { bearerMatches, hasBody, listen, secretHash, type HttpTimeouts } from '../listen'
 import { OpenAiError, sendOpenAiError, toOpenAiError } from './errors'
@@ -203,3 +203,6 @@ async function answer(res: ServerResponse, kind: 'chat' | 'text', model: string,
   }
   if (!res.destroyed && !res.writableEnded) res.end('data: [DONE]\n\n')
 }
+
+/** The starter the app's Local API setting uses (LocalApiService): the entries hand it to createApp. */
+export const startLocalApi: LocalApiStarter = (o) => startOpenAiHost({ backend: o.backend, port: o.port, apiKey: o.apiKey, address: o.address })

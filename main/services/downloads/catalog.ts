@@ -37,6 +37,11 @@ export const MAX_CATALOG_MODELS = 200
 export const MAX_MODEL_FILES = 64
 
 const ID = /^[a-z0-9][a-z0-9._-]{0,99}$/
+
+/** A catalog id: lower-case letters, digits, '.', '_' and '-', at most 100 characters. */
+export function isCatalogId(id: string): boolean {
+  return ID.test(id)
+}
 const FORMATS: readonly CatalogModel['format'][] = ['gguf', 'hf']
 
 function failCatalog(path: string, detail: string): never {
@@ -102,6 +107,11 @@ export function catalogDestination(model: CatalogModel, modelsDir: string): stri
   return model.format === 'gguf' ? join(modelsDir, model.files[0].split('/').pop() ?? model.files[0]) : join(modelsDir, model.id)
 }
 
+/** The hidden folder a Hugging Face model's files are downloaded into before it is renamed into place. */
+export function stagingDir(model: CatalogModel, modelsDir: string): string {
+  return join(modelsDir, `.${model.id}.downloading`)
+}
+
 /** Progress over all of a model's files. */
 export interface CatalogProgress {
   readonly file: string
@@ -130,7 +140,7 @@ export async function downloadCatalogModel(
     await downloadFile(remotes[0].remote, dest, { ...options, onProgress: (p) => options.onModelProgress?.({ file: remotes[0].file, received: p.received, total }) })
     return dest
   }
-  const staging = join(modelsDir, `.${model.id}.downloading`)
+  const staging = stagingDir(model, modelsDir)
   let done = 0
   for (const { file, remote } of remotes) {
     const target = join(staging, ...file.split('/'))

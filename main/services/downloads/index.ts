@@ -2,4 +2,4 @@
 export { DISK_MARGIN_BYTES, downloadFile, partPath, type DownloadOptions, type DownloadProgress, type DownloadResult, type RemoteFile } from './download'
 export { DownloadError } from './errors'
 export { hubFile, HUGGING_FACE_HUB, isHubFile, isHubRepo, type HubOptions } from './hub'
-export { catalogDestination, downloadCatalogModel, MAX_CATALOG_BYTES, parseCatalog, readCatalog, type CatalogModel, type CatalogProgress } from './catalog'
+export { catalogDestination, downloadCatalogModel, isCatalogId, MAX_CATALOG_BYTES, parseCatalog, readCatalog, stagingDir, type CatalogModel, type CatalogProgress } from './catalog'

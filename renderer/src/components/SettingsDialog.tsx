@@ -1,22 +1,23 @@
 /**
- * @file App settings in two tabs. General: theme, model folders (add, remove, missing ones flagged), default
- * model and sampling, conversation memory, export and import of conversations. Devices: the compute devices and the placement (DevicesSettings).
+ * @file App settings in two tabs. General: theme, model folders (add, remove, missing ones flagged), the models
+ * found and added (ModelLibrary) and the catalog to download from (ModelCatalog), default sampling, conversation memory, export and import of conversations. Devices: the compute devices and the placement (DevicesSettings).
  */
 import { useEffect, useRef, useState, type JSX, type KeyboardEvent } from 'react'
 import type { ThemeSetting } from '../../../preload/api'
 import { errorText } from '../lib/errors'
-import { LIMITS } from '../lib/limits'
 import type { DevicesState } from '../state/use-devices'
 import { useEdits } from '../state/use-edits'
 import type { SettingsState } from '../state/use-settings'
+import { AddPathForm } from './AddPathForm'
 import { ConversationTransferSettings } from './ConversationTransferSettings'
 import { DevicesSettings } from './DevicesSettings'
 import { FormError } from './FormError'
 import { Icon } from './icons'
-import { InlineTextInput } from './InlineTextInput'
 import { KvSnapshotSettings } from './KvSnapshotSettings'
+import { LocalApiSettings } from './LocalApiSettings'
 import { Modal } from './Modal'
-import { modelLabel, ModelPicker } from './ModelPicker'
+import { ModelCatalog } from './ModelCatalog'
+import { ModelLibrary } from './ModelLibrary'
 import { parseDraft, SamplingFields, toDraft } from './SamplingFields'
 
 const THEMES: readonly { value: ThemeSetting; label: string }[] = [
@@ -26,28 +27,8 @@ const THEMES: readonly { value: ThemeSetting; label: string }[] = [
 ]
 
 function FoldersSection({ state }: { state: SettingsState }): JSX.Element {
-  const [path, setPath] = useState('')
+  // a folder that could not be removed
   const [error, setError] = useState<string | null>(null)
-  const [busy, setBusy] = useState(false)
-
-  const add = (): void => {
-    const trimmed = path.trim()
-    if (trimmed === '') {
-      setError('Type the full path of a folder that holds models.')
-      return
-    }
-    setBusy(true)
-    void state.addFolder(trimmed).then((failure) => {
-      setBusy(false)
-      if (failure === null) {
-        setPath('')
-        setError(null)
-      } else {
-        setError(errorText(failure))
-      }
-    })
-  }
-
   return (
     <section className="settings-section" aria-labelledby="settings-folders">
       <h3 id="settings-folders">Model folders</h3>
@@ -78,59 +59,15 @@ function FoldersSection({ state }: { state: SettingsState }): JSX.Element {
         ))}
         {state.folders.length === 0 && <li className="field-help">No folders yet.</li>}
       </ul>
-      <form
-        className="inline-form"
-        onSubmit={(e) => {
-          e.preventDefault()
-          add()
-        }}
-      >
-        <InlineTextInput id="settings-folder-path" label="Folder path" value={path} maxLength={LIMITS.maxPathChars} placeholder="/home/me/models" onChange={setPath} />
-        <button type="submit" className="button-secondary" disabled={busy}>
-          Add folder
-        </button>
-      </form>
+      <AddPathForm
+        id="settings-folder-path"
+        label="Folder path"
+        placeholder="/home/me/models"
+        buttonLabel="Add folder"
+        emptyMessage="Type the full path of a folder that holds models."
+        onAdd={state.addFolder}
+      />
       <FormError message={error} />
-    </section>
-  )
-}
-
-function ModelsSection({ state }: { state: SettingsState }): JSX.Element {
-  const usable = state.models.filter((m) => m.problem === null)
-  return (
-    <section className="settings-section" aria-labelledby="settings-models">
-      <h3 id="settings-models">Models</h3>
-      <div className="field">
-        <ModelPicker
-          id="settings-default-model"
-          label="Default model for new chats"
-          visibleLabel
-          models={state.models}
-          value={state.settings?.defaultModelId ?? null}
-          onChange={(id) => void state.update({ defaultModelId: id })}
-        />
-      </div>
-      {state.models.length === 0 ? (
-        <p className="empty-note">No models found. Add a folder with GGUF, llama2.c or Hugging Face models above.</p>
-      ) : (
-        <ul className="model-list" aria-label="Models found">
-          {state.models.map((m) => (
-            <li key={m.id} className={m.problem === null ? 'model-row' : 'model-row unusable'}>
-              <span className="model-name">{modelLabel(m)}</span>
-              <span className="model-path" title={m.path}>
-                {m.path}
-              </span>
-              {m.problem !== null && <span className="model-problem">Cannot be used: {m.problem}</span>}
-            </li>
-          ))}
-        </ul>
-      )}
-      <p className="field-help">
-        {usable.length} usable of {state.models.length} found.{' '}
-        <button type="button" className="button-link" onClick={() => void state.reload()}>
-          Scan again
-        </button>
-      </p>
     </section>
   )
 }
@@ -213,9 +150,11 @@ function GeneralSettings({ state, onConversationsImported }: { state: SettingsSt
         </fieldset>
       </section>
       <FoldersSection state={state} />
-      <ModelsSection state={state} />
+      <ModelLibrary state={state} />
+      <ModelCatalog models={state.models} onInstalled={() => void state.reload()} />
       <SamplingSection state={state} />
       <KvSnapshotSettings state={state} />
+      <LocalApiSettings />
       <ConversationTransferSettings onImported={onConversationsImported} />
     </>
   )

@@ -75,6 +75,8 @@ const BY_NAME: Readonly<Record<string, Omit<UiError, 'detail'>>> = {
     hint: 'Summarize a smaller file, or a part of this one saved as a file of its own.',
     action: 'none'
   },
+  // A model download that failed: offline, the hub refused, no disk space, a wrong file; the message says what to do.
+  DownloadError: { title: 'The download failed', hint: '', action: 'retry' },
   StoppedError: { title: 'Stopped', hint: '', action: 'none' },
   ShutdownError: { title: 'Tandem is closing', hint: 'Start Tandem again to continue.', action: 'reload' },
   InternalError: {

@@ -129,3 +129,20 @@ export function formatSummaryProgress(fileName: string, p: { readonly phase: 're
   const left = p.etaMs === null || !Number.isFinite(p.etaMs) || p.done >= p.total ? '' : ` · ${formatTimeLeft(p.etaMs)}`
   return `Summarizing ${fileName}: part ${p.done} of ${p.total}${left}`
 }
+
+/** A download's share done, 0–100, whole percent (never 100 before the last byte). */
+export function downloadPercent(receivedBytes: number, totalBytes: number): number {
+  if (totalBytes <= 0) return 0
+  const percent = Math.floor((receivedBytes / totalBytes) * 100)
+  return Math.max(0, Math.min(receivedBytes >= totalBytes ? 100 : 99, percent))
+}
+
+/** A download in words: "45% · 120 MB of 1.1 GB · 3.2 MB/s · about 2 min left" (speed and time left when known). */
+export function formatDownloadProgress(receivedBytes: number, totalBytes: number, bytesPerSec: number | null): string {
+  const parts = [`${downloadPercent(receivedBytes, totalBytes)}%`, `${formatBytes(receivedBytes)} of ${formatBytes(totalBytes)}`]
+  if (bytesPerSec !== null && Number.isFinite(bytesPerSec) && bytesPerSec > 0) {
+    parts.push(`${formatBytes(bytesPerSec)}/s`)
+    if (receivedBytes < totalBytes) parts.push(formatTimeLeft(((totalBytes - receivedBytes) / bytesPerSec) * 1000))
+  }
+  return parts.join(' · ')
+}

@@ -19,6 +19,10 @@ export interface SettingsState {
   /** resolves to an error to show beside the folder field, or null on success */
   readonly addFolder: (path: string) => Promise<UiError | null>
   readonly removeFolder: (path: string) => Promise<UiError | null>
+  /** adds one model file (the app reads it first and refuses one it cannot use); resolves to the error to show, or null */
+  readonly addFile: (path: string) => Promise<UiError | null>
+  /** forgets an added file, or deletes a downloaded model; resolves to the error to show, or null */
+  readonly removeModel: (modelId: string) => Promise<UiError | null>
 }
 
 /** Changes kept for laying over late answers; more than any user makes while one answer is on its way. */
@@ -77,10 +81,11 @@ export function useSettings(): SettingsState {
     [api, reload, changedSince]
   )
 
-  const changeFolders = useCallback(
-    async (change: () => Promise<ModelFolder[]>) => {
+  /** Makes a change to the folders or models, then reads the settings and models it changed. */
+  const changeModels = useCallback(
+    async (change: () => Promise<void>) => {
       try {
-        setFolders(await change())
+        await change()
         const since = lastSeq.current
         const [s, m] = await Promise.all([api.settings.get(), api.models.list()])
         setSettings(changedSince(s, since))
@@ -92,8 +97,10 @@ export function useSettings(): SettingsState {
     },
     [api, changedSince]
   )
-  const addFolder = useCallback((path: string) => changeFolders(() => api.models.addFolder(path)), [api, changeFolders])
-  const removeFolder = useCallback((path: string) => changeFolders(() => api.models.removeFolder(path)), [api, changeFolders])
+  const addFolder = useCallback((path: string) => changeModels(async () => setFolders(await api.models.addFolder(path))), [api, changeModels])
+  const removeFolder = useCallback((path: string) => changeModels(async () => setFolders(await api.models.removeFolder(path))), [api, changeModels])
+  const addFile = useCallback((path: string) => changeModels(async () => void (await api.models.addFile(path))), [api, changeModels])
+  const removeModel = useCallback((modelId: string) => changeModels(async () => void (await api.models.remove(modelId))), [api, changeModels])
 
-  return { settings, models, folders, loading, error, reload, update, addFolder, removeFolder }
+  return { settings, models, folders, loading, error, reload, update, addFolder, removeFolder, addFile, removeModel }
 }

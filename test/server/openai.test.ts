@@ -138,6 +138,8 @@ describe('the OpenAI-compatible API', () => {
     open = false
     try {
       const controller = new AbortController()
+      // counted before the request: its first wait at the gate may come before the loop below starts
+      const base = gate.count()
       const long = await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'Once upon a time' }], max_tokens: 500, stream: true }, { signal: controller.signal })
       const reading = (async () => {
         let n = 0
@@ -152,7 +154,7 @@ describe('the OpenAI-compatible API', () => {
       // the second content chunk aborts the client
       let finished = false
       void reading.then(() => (finished = true))
-      for (let k = gate.count() + 1; !finished; k++) {
+      for (let k = base + 1; !finished; k++) {
         await Promise.race([gate.calls(k), reading])
         if (!finished) gate.release(1)
       }

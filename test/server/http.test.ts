@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startHttpHost, type HttpHost } from '../../main/server'
 import { API_LIMITS, type Conversation, type ConversationDetail, type Message } from '../../preload/api'
+import { announceBody } from '../helpers/announce'
 import { tempDir } from '../helpers/paths'
 import { appFixture, type AppFixture } from '../services/app-fixture'
 
@@ -49,6 +50,9 @@ function raw(method: string, path: string, headers: Record<string, string> = {},
     req.end(body)
   })
 }
+
+/** A request announcing a body of `bytes` (sending none): the host refuses it from the header. */
+const announce = (path: string, bytes: number): Promise<RawResponse> => announceBody(host.port, path, auth(), bytes)
 
 const auth = (token = host.token): Record<string, string> => ({ Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' })
 
@@ -154,8 +158,7 @@ describe('request validation', () => {
     await expectError(accepted, 422, 'DocumentError')
     expect(accepted.body).toMatch(/zeros\.txt is not a text file/)
     // past the file limit's base64 (64 MiB → 85.3 MiB), the body is refused before it is read to the end
-    const over = JSON.stringify({ args: [{ requestId: 'huge', fileName: 'huge.txt', data: 'A'.repeat(90 * 1024 * 1024), reuse: true }] })
-    await expectError(await raw('POST', '/api/summaries/start', auth(), over), 413, 'PayloadTooLargeError')
+    await expectError(await announce('/api/summaries/start', 90 * 1024 * 1024), 413, 'PayloadTooLargeError')
   })
 })
 
@@ -181,8 +184,7 @@ describe('conversations over HTTP', () => {
     const quotes = await raw('POST', '/api/conversations/import', auth(), JSON.stringify({ args: ['"'.repeat(10 * 1024 * 1024)] }))
     expect(await expectError(quotes, 400, 'ValidationError')).toMatch(/not valid JSON/)
     // past twice the import limit, the body is refused before it is read to the end
-    const over = JSON.stringify({ args: ['A'.repeat(2 * API_LIMITS.maxImportBytes + 128 * 1024)] })
-    await expectError(await raw('POST', '/api/conversations/import', auth(), over), 413, 'PayloadTooLargeError')
+    await expectError(await announce('/api/conversations/import', 2 * API_LIMITS.maxImportBytes + 128 * 1024), 413, 'PayloadTooLargeError')
   })
 })
 

@@ -9,6 +9,7 @@ import { request } from 'node:http'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startOpenAiHost, type OpenAiHost } from '../../main/server'
+import { announceBody } from '../helpers/announce'
 import { appFixture, paceGate, type AppFixture } from '../services/app-fixture'
 
 const MODEL = 'stories260K.bin'
@@ -127,7 +128,7 @@ describe('the OpenAI-compatible API', () => {
     const json = await raw('/v1/chat/completions', '{"model": ', auth)
     expect(json.status).toBe(400)
     expect(JSON.parse(json.body)).toEqual({ error: { message: 'The body is not valid JSON.', type: 'invalid_request_error', param: null, code: null } })
-    const huge = await raw('/v1/chat/completions', JSON.stringify({ model: MODEL, messages: [{ role: 'user', content: 'x'.repeat(9 * 1024 * 1024) }] }), auth)
+    const huge = await announceBody(host.port, '/v1/chat/completions', { ...auth, 'Content-Type': 'application/json' }, 9 * 1024 * 1024)
     expect(huge.status).toBe(413)
     const foreign = await raw('/v1/chat/completions', '{}', { ...auth, Host: 'attacker.example:80' })
     expect(foreign.status).toBe(403)

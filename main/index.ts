@@ -5,10 +5,10 @@
  */
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { app, BrowserWindow, dialog, ipcMain, session, shell, type IpcMainInvokeEvent } from 'electron'
+import { app, BrowserWindow, dialog, ipcMain, safeStorage, session, shell, type IpcMainInvokeEvent } from 'electron'
 import { CONTENT_SECURITY_POLICY } from './server'
 import { API_METHODS, STREAM_EVENT_CHANNEL } from '../preload/api'
-import { createApp, isApiChannel, type App, type DispatchOutcome } from './services'
+import { createApp, isApiChannel, type App, type DispatchOutcome, type KeySealer } from './services'
 import { startLocalApi } from './server'
 import { isRecord } from './common/reader'
 
@@ -112,6 +112,17 @@ function registerIpc(running: App): void {
   }
 }
 
+/**
+ * Other servers' keys sealed by the OS keychain (Keychain, DPAPI, libsecret/kwallet), or null where there is none:
+ * on Linux without a secret service safeStorage falls back to a fixed key ('basic_text'), which is clear text in
+ * all but name, so those keys stay in memory instead.
+ */
+function keychainSealer(): KeySealer | null {
+  if (!safeStorage.isEncryptionAvailable()) return null
+  if (process.platform === 'linux' && safeStorage.getSelectedStorageBackend() === 'basic_text') return null
+  return { seal: (key) => safeStorage.encryptString(key), open: (sealed) => safeStorage.decryptString(Buffer.from(sealed)) }
+}
+
 /** Starts the services; on failure (e.g. an unreadable database) tells the user and quits. */
 function startServices(): App | null {
   try {
@@ -119,7 +130,10 @@ function startServices(): App | null {
       appVersion: app.getVersion(),
       devRoot: app.isPackaged ? null : undefined,
       // Settings → Local API starts it here, as in browser mode
-      localApiStarter: startLocalApi
+      localApiStarter: startLocalApi,
+      keySealer: keychainSealer() ?? undefined,
+      // a packaged app carries the catalog among its resources (electron-builder's extraResources), not beside the code
+      ...(app.isPackaged && { modelCatalogFile: join(process.resourcesPath, 'model-catalog.json') })
     })
   } catch (err) {
     dialog.showErrorBox('Tandem cannot start', err instanceof Error ? err.message : String(err))

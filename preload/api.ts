@@ -21,7 +21,8 @@ export interface ModelEntry {
   readonly name: string
   readonly path: string
   readonly folder: string
-  readonly format: 'gguf' | 'llama2c' | 'hf'
+  /** 'remote': a model another server runs (see `server`) */
+  readonly format: 'gguf' | 'llama2c' | 'hf' | 'remote'
   readonly sizeBytes: number
   /** newest modification time of its files (ms since the epoch); with sizeBytes it tells a replaced file apart */
   readonly modifiedMs: number
@@ -38,10 +39,49 @@ export interface ModelEntry {
    * another models folder: remove the folder instead)
    */
   readonly origin: ModelOrigin
+  /**
+   * the name of the other server that runs it (Settings → Other servers); absent for a model on this computer.
+   * Its id is `remote:<server id>:<the server's model id>`; `path` is the server's URL.
+   */
+  readonly server?: string
 }
 
-/** See ModelEntry.origin. */
-export type ModelOrigin = 'added-file' | 'own-folder' | 'folder'
+/** See ModelEntry.origin; 'server': offered by another server (remove the server instead). */
+export type ModelOrigin = 'added-file' | 'own-folder' | 'folder' | 'server'
+
+/**
+ * Where a server's key is kept: 'keychain' (sealed by the OS keychain, in the database only sealed), 'memory' (this
+ * system has no keychain: kept until Tandem quits), 'missing' (it had a key that was not kept: enter it again),
+ * 'none' (the server takes no key).
+ */
+export type RemoteKeyStorage = 'keychain' | 'memory' | 'missing' | 'none'
+
+/** Another OpenAI-compatible server used as a backend (a vendor's NPU server, vLLM, llama.cpp's server, Ollama…). */
+export interface RemoteServerView {
+  readonly id: string
+  readonly name: string
+  /** its OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1 */
+  readonly url: string
+  readonly key: RemoteKeyStorage
+  /** the model ids it offered when last asked */
+  readonly models: readonly string[]
+  /** why it cannot be used now (unreachable, key refused, key missing), or null */
+  readonly problem: string | null
+}
+
+/** The servers, and whether keys can be kept in the OS keychain here (else only until Tandem quits). */
+export interface RemoteServers {
+  readonly keychain: boolean
+  readonly servers: readonly RemoteServerView[]
+}
+
+/** A server to add: it is asked for its models first, and only added when it answers. */
+export interface RemoteServerInit {
+  readonly name: string
+  readonly url: string
+  /** null: the server takes no key */
+  readonly apiKey: string | null
+}
 
 /** What a catalog model is on this computer. */
 export type CatalogState =
@@ -134,6 +174,11 @@ export interface MessageStats {
   readonly reusedTokens?: number
   /** of those, the ones a KV snapshot brought back */
   readonly restoredTokens?: number
+  /**
+   * the other server that wrote it (devices is then empty): its name, and whether the token counts are the
+   * server's own (`usageReported`) or counted here from the streamed pieces
+   */
+  readonly server?: { readonly name: string; readonly usageReported: boolean }
 }
 
 export interface Message {
@@ -486,6 +531,19 @@ export interface Api {
     download(request: DownloadRequest, onEvent: (event: DownloadEvent) => void): Promise<ModelEntry>
     /** pauses a running download (its bytes are kept); resolves with the model's state once it stopped */
     pauseDownload(catalogId: string): Promise<CatalogModelView>
+    /** stops a running or paused download and deletes the bytes it kept; resolves with the model's state */
+    cancelDownload(catalogId: string): Promise<CatalogModelView>
+  }
+  /** other OpenAI-compatible servers whose models the app can use (their models are listed by models.list) */
+  servers: {
+    /** every server, each asked for its models again (a server that does not answer within seconds shows why) */
+    list(): Promise<RemoteServers>
+    /** adds a server once it answered with its models; refused with the reason when it did not */
+    add(init: RemoteServerInit): Promise<RemoteServers>
+    /** replaces a server's key (null: none) */
+    setKey(id: string, apiKey: string | null): Promise<RemoteServers>
+    /** forgets a server and its key; conversations that used its models ask for another model */
+    remove(id: string): Promise<RemoteServers>
   }
   conversations: {
     list(): Promise<ConversationSummary[]>
@@ -583,6 +641,11 @@ export const API_METHODS = {
   'models:catalog': 'call',
   'models:download': 'stream',
   'models:pauseDownload': 'call',
+  'models:cancelDownload': 'call',
+  'servers:list': 'call',
+  'servers:add': 'call',
+  'servers:setKey': 'call',
+  'servers:remove': 'call',
   'conversations:list': 'call',
   'conversations:create': 'call',
   'conversations:get': 'call',
@@ -651,6 +714,14 @@ export const API_LIMITS = {
   maxProviderOptions: 32,
   /** a provider option's key (letters, digits, '.', '_', '-') */
   maxProviderOptionKeyChars: 64,
+  /** another server's name (characters) */
+  maxServerNameChars: 80,
+  /** another server's URL (characters) */
+  maxServerUrlChars: 2048,
+  /** another server's key (characters) */
+  maxApiKeyChars: 4096,
+  /** other servers one can add */
+  maxServers: 32,
   /** the local API's port range (below 1024 needs privileges) */
   minApiPort: 1024,
   maxApiPort: 65535,

@@ -64,6 +64,7 @@ const STATUS_BY_ERROR: Readonly<Record<string, number>> = Object.freeze({
   PlacementError: 422,
   ContextOverflowError: 422,
   DownloadError: 502,
+  RemoteError: 502,
   DiskFullError: 507,
   ShutdownError: 503
 })

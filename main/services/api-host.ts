@@ -18,6 +18,7 @@ import type { SettingsService } from './settings-service'
 import type { UsageSampler } from './usage-sampler'
 import type { KvSnapshots } from './kv-snapshots'
 import type { LocalApiService } from './local-api'
+import type { RemoteServersService } from './remote'
 
 /** The services the handlers are built from. */
 export interface ApiServices {
@@ -36,6 +37,8 @@ export interface ApiServices {
   readonly usage: UsageSampler
   readonly kvSnapshots: KvSnapshots
   readonly localApi: LocalApiService
+  /** other OpenAI-compatible servers used as backends */
+  readonly servers: RemoteServersService
 }
 
 /** Builds the handler table; each handler receives arguments already validated. */
@@ -52,6 +55,11 @@ export function createApiHandlers(s: ApiServices): ApiHandlers {
     'models:catalog': () => s.downloads.catalog(),
     'models:download': ([request], ctx) => s.downloads.download(request.catalogId, ctx.emit, ctx.signal),
     'models:pauseDownload': ([catalogId]) => s.downloads.pause(catalogId),
+    'models:cancelDownload': ([catalogId]) => s.downloads.cancel(catalogId),
+    'servers:list': () => s.servers.list(),
+    'servers:add': ([init]) => s.servers.add(init),
+    'servers:setKey': ([id, apiKey]) => s.servers.setKey(id, apiKey),
+    'servers:remove': ([id]) => s.servers.remove(id),
     'conversations:list': async () => s.conversations.list(),
     'conversations:create': async ([init]) => s.conversations.create(init),
     'conversations:get': async ([id]) => s.conversations.get(id),

@@ -13,6 +13,7 @@ import {
   type LocalApiPatch,
   type ExportFormat,
   type RegenerateRequest,
+  type RemoteServerInit,
   type NpuQuantizationSetting,
   type SamplingSettings,
   type SendRequest,
@@ -282,6 +283,20 @@ function downloadRequest(value: unknown): DownloadRequest {
   return { requestId: id(o.requestId, 'request.requestId'), catalogId: catalogId(o.catalogId, 'request.catalogId') }
 }
 
+/** A server to add: a name, a URL and a key (or null), each within its limit (the service checks the URL's rules). */
+function serverInit(value: unknown): RemoteServerInit {
+  const o = object(value, 'init', ['name', 'url', 'apiKey'])
+  return { name: userText(o.name, 'init.name', API_LIMITS.maxServerNameChars), url: text(o.url, 'init.url', API_LIMITS.maxServerUrlChars), apiKey: apiKeyOrNull(o.apiKey, 'init.apiKey') }
+}
+
+/** A server's key: printable text within its limit, or null for none. */
+function apiKeyOrNull(value: unknown, field: string): string | null {
+  if (value === null) return null
+  const s = text(value, field, API_LIMITS.maxApiKeyChars)
+  if (/[\u0000-\u001f\u007f]/.test(s)) throw invalid(`${field} must be printable text (it is sent in an HTTP header)`)
+  return s
+}
+
 const none = (args: unknown): [] => {
   argList(args, 0)
   return []
@@ -300,6 +315,14 @@ export const API_VALIDATORS: ApiValidators = {
   'models:catalog': none,
   'models:download': (args) => [downloadRequest(argList(args, 1)[0])],
   'models:pauseDownload': (args) => [catalogId(argList(args, 1)[0], 'catalogId')],
+  'models:cancelDownload': (args) => [catalogId(argList(args, 1)[0], 'catalogId')],
+  'servers:list': none,
+  'servers:add': (args) => [serverInit(argList(args, 1)[0])],
+  'servers:setKey': (args) => {
+    const [serverId, apiKey] = argList(args, 2)
+    return [id(serverId, 'id'), apiKeyOrNull(apiKey, 'apiKey')]
+  },
+  'servers:remove': (args) => [id(argList(args, 1)[0], 'id')],
   'conversations:list': none,
   'conversations:create': (args) => [conversationPatch(argList(args, 1)[0], 'init')],
   'conversations:get': (args) => [id(argList(args, 1)[0], 'id')],

@@ -23,6 +23,7 @@ import { UsageSampler } from './usage-sampler'
 import { KvSnapshots } from './kv-snapshots'
 import { LocalApiService, type LocalApiStarter } from './local-api'
 import { isRecord } from '../common/reader'
+import { RemoteServersService, type KeySealer } from './remote'
 
 /** Options for createApp. */
 export interface AppOptions extends AppPathsOptions {
@@ -42,6 +43,10 @@ export interface AppOptions extends AppPathsOptions {
   readonly modelCatalogFile?: string
   /** starts the OpenAI-compatible API host (the entries pass main/server's); absent: the API setting starts nothing */
   readonly localApiStarter?: LocalApiStarter
+  /** seals other servers' keys with the OS keychain (the Electron entry passes safeStorage's); absent: kept in memory until quit */
+  readonly keySealer?: KeySealer
+  /** longest wait for another server's next byte before its answer is given up (ms; default 60 s) */
+  readonly remoteStallMs?: number
 }
 
 /** The running services; dispose() when done (pairs with createApp). */
@@ -59,6 +64,8 @@ export interface App {
   readonly usage: UsageSampler
   /** the local OpenAI-compatible API, as its setting (or this run) says */
   readonly localApi: LocalApiService
+  /** other OpenAI-compatible servers used as backends */
+  readonly servers: RemoteServersService
   readonly handlers: ApiHandlers
   /** validates and runs a request by channel name; what the transports call */
   readonly dispatch: ApiDispatch
@@ -97,7 +104,8 @@ export function createApp(options: AppOptions = {}): App {
   try {
     store.messages.markInterrupted()
     const settings = new SettingsService(store.settings)
-    const models = new ModelsService(settings, paths.builtInModelDirs, paths.ownModelsDir)
+    const servers = new RemoteServersService({ store, sealer: options.keySealer ?? null, stallMs: options.remoteStallMs })
+    const models = new ModelsService(settings, paths.builtInModelDirs, paths.ownModelsDir, servers)
     const downloads = new ModelDownloads({ models, modelsDir: paths.ownModelsDir, ...downloadSources(options.env ?? process.env, options) })
     // Search runs on its own read connection in a worker: ranking and cutting snippets over long messages
     // must not hold up calls and reply streams on this thread.
@@ -118,7 +126,8 @@ export function createApp(options: AppOptions = {}): App {
       onGenerationStart: () => usage.poke(),
       monotonicMs: options.monotonicMs,
       pace: options.pace,
-      kvSnapshots
+      kvSnapshots,
+      servers
     })
     usage.start()
     const localApi = new LocalApiService(
@@ -129,7 +138,7 @@ export function createApp(options: AppOptions = {}): App {
     // a failure to start (a taken port) is shown in Settings, never thrown at start
     void localApi.start()
     const transfer = new ConversationsTransfer(store, conversations)
-    const handlers = createApiHandlers({ appVersion: options.appVersion ?? sourceVersion(), notices: store.notices, models, downloads, conversations, transfer, chat, settings, devices, usage, kvSnapshots, localApi })
+    const handlers = createApiHandlers({ appVersion: options.appVersion ?? sourceVersion(), notices: store.notices, models, downloads, conversations, transfer, chat, settings, devices, usage, kvSnapshots, localApi, servers })
     let disposed: Promise<void> | null = null
     return {
       paths,
@@ -142,6 +151,7 @@ export function createApp(options: AppOptions = {}): App {
       devices,
       usage,
       localApi,
+      servers,
       handlers,
       dispatch: createDispatch(handlers),
       dispose: () => {

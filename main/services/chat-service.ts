@@ -35,6 +35,8 @@ import type { ModelsService } from './models-service'
 import { buildPrompt } from './prompt'
 import type { UsageReading } from './usage-sampler'
 import type { KvSnapshots } from './kv-snapshots'
+import { parseRemoteModelId, type RemoteServersService, type RemoteTarget } from './remote'
+import { ASSUMED_REMOTE_CONTEXT, estimateTokens, remoteHistory, remoteStats, remoteSummaryModel, runRemote, type RemoteRun } from './remote/remote-generation'
 
 /** Least time between two writes of a streaming reply's content (~10 writes/s). */
 export const PERSIST_INTERVAL_MS = 100
@@ -63,6 +65,8 @@ export interface ChatServiceDeps {
   readonly pace?: (signal: AbortSignal) => Promise<void>
   /** KV-cache snapshots: restored before a prompt runs, saved after each reply (absent: none) */
   readonly kvSnapshots?: KvSnapshots
+  /** other servers: where a request for one of their models goes (absent: their models cannot be used) */
+  readonly servers?: Pick<RemoteServersService, 'target'>
 }
 
 /**
@@ -90,6 +94,13 @@ export interface CompletionOutcome {
   readonly completionTokens: number
 }
 
+/** What the passages of a follow-up are measured with: the model's context and tokens, and whether it lacks a chat template. */
+interface PassageCounter {
+  readonly contextLength: number
+  countTokens(text: string): number
+  readonly plain: boolean
+}
+
 /** What writes a reply: given its message, the abort signal and a sink for its text so far, the finishing write. */
 type Producer = (assistant: StoredMessage, signal: AbortSignal, onText: (text: string) => void) => Promise<MessagePatch>
 
@@ -104,6 +115,8 @@ export class ChatService {
   private readonly slot: ModelSlot
   private readonly active = new Map<string, Active>()
   private queue: Promise<unknown> = Promise.resolve()
+  /** generations running on other servers */
+  private remoteRuns: Promise<void> = Promise.resolve()
   private disposed = false
   /** tokens streamed by all generations (the usage sampler's tokens/s) */
   private tokensStreamed = 0
@@ -195,7 +208,7 @@ export class ChatService {
   /** Runs one completion of the local API in the generation queue; `onText` gets each piece; `signal` stops it (the client left). */
   complete(job: CompletionJob, onText: (text: string) => void, signal: AbortSignal): Promise<CompletionOutcome> {
     if (this.disposed) throw new ApiError('ShutdownError', 'Tandem is shutting down.')
-    return this.enqueue(() => this.completion(job, onText, signal))
+    return this.enqueue(() => this.completion(job, onText, signal), this.laneOf(job.modelId))
   }
 
   /** Stops a queued or running request; false when it is unknown or already finished. */
@@ -240,7 +253,7 @@ export class ChatService {
     this.disposed = true
     this.unsubscribeRemoved()
     for (const a of this.active.values()) a.controller.abort()
-    await this.queue
+    await Promise.all([this.queue, this.remoteRuns])
     await this.saving
     this.finisher.dispose()
     await this.slot.dispose()
@@ -274,7 +287,7 @@ export class ChatService {
    * The messages a reply answers: those before it that count. In a conversation about a file, the question being
    * answered carries the file's passages that share the most words with it (documents/follow-up.ts).
    */
-  private promptHistory(conversationId: string, beforeSeq: number, model: TextModel, replyTokens: number): ChatMessage[] {
+  private promptHistory(conversationId: string, beforeSeq: number, model: PassageCounter, replyTokens: number): ChatMessage[] {
     const history: ChatMessage[] = this.deps.store.messages
       .list(conversationId)
       .filter((m) => m.seq < beforeSeq && m.status !== 'error' && m.role !== 'system' && m.content !== '')
@@ -284,13 +297,12 @@ export class ChatService {
     // the first question is the summary request itself: its reply is the summary, not an answer from passages
     if (document === undefined || last === undefined || last.role !== 'user' || !history.some((m) => m.role === 'assistant')) return history
     const text = this.deps.store.documents.text(conversationId) ?? ''
-    const tok = model.info.tokenizer
     const question = this.passages.question(
-      { contextLength: model.contextLength, countTokens: (t) => tok.encode(t, { addBos: false }).length },
+      model,
       { key: `${conversationId}:${document.sha256}`, name: document.name, text },
       last.content,
       excerptBudget(model.contextLength, replyTokens),
-      model.info.chatTemplate === null
+      model.plain
     )
     return [...history.slice(0, -1), { role: 'user', content: question }]
   }
@@ -313,18 +325,37 @@ export class ChatService {
     return text === undefined ? this.chatReply(conversationId, emit) : this.summaryReply(conversationId, text, safely(emit))
   }
 
-  /** Runs `job` after every generation queued before it; `pending` counts it until it ends. */
-  private enqueue<T>(job: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `job` after every generation queued before it on this computer's model, or at once for another server's
+   * model (the server has its own queue; waiting behind a local summary would serve nobody); `pending` counts it
+   * until it ends.
+   */
+  private enqueue<T>(job: () => Promise<T>, lane: 'local' | 'remote'): Promise<T> {
     this.pending++
+    if (lane === 'remote') {
+      const running = this.remoteRuns.then(() => undefined, () => undefined)
+      const run = job().finally(() => this.pending--)
+      // dispose waits for these too
+      this.remoteRuns = Promise.all([running, run.catch(() => undefined)]).then(() => undefined)
+      return run
+    }
     const run = this.queue.then(job).finally(() => this.pending--)
     this.queue = run.catch(() => undefined)
     return run
   }
 
+  /** Where a request for `modelId` (null: the default model) runs. */
+  private laneOf(modelId: string | null): 'local' | 'remote' {
+    const wanted = this.deps.models.wanted(modelId)
+    return wanted !== null && parseRemoteModelId(wanted) !== null ? 'remote' : 'local'
+  }
+
   /** One API completion on the open model (see complete). */
   private async completion(job: CompletionJob, onText: (text: string) => void, signal: AbortSignal): Promise<CompletionOutcome> {
     signal.throwIfAborted()
-    const { model } = await this.openModel(job.modelId, '', signal, () => undefined)
+    const entry = await this.deps.models.pick(job.modelId)
+    if (entry.format === 'remote') return this.remoteCompletion(this.remoteTarget(entry), job, onText, signal)
+    const model = await this.openLocal(entry, '', signal, () => undefined)
     let promptIds: number[]
     if ('prompt' in job.input) {
       promptIds = model.encodePrompt(job.input.prompt)
@@ -370,7 +401,9 @@ export class ChatService {
   private summaryReply(conversationId: string, text: string, emit: (event: ChatEvent) => void): Producer {
     return async (assistant, signal, onText) => {
       const conversation = this.deps.conversations.require(conversationId)
-      const { entry, model } = await this.openModel(conversation.modelId, assistant.id, signal, emit)
+      const entry = await this.deps.models.pick(conversation.modelId)
+      if (entry.format === 'remote') return this.remoteSummary(this.remoteTarget(entry), entry, conversation.sampling.maxTokens, text, assistant, signal, emit, onText)
+      const model = await this.openLocal(entry, assistant.id, signal, emit)
       const started = this.monotonicMs()
       const all: GenerationStats[] = []
       let ttftMs = 0
@@ -408,12 +441,91 @@ export class ChatService {
     }
   }
 
-  /** The conversation's model, opened with the placement for it (resolved per request: a change applies to the next one). */
-  private async openModel(modelId: string | null, messageId: string, signal: AbortSignal, emit: (event: ChatEvent) => void): Promise<{ entry: ModelEntry; model: TextModel }> {
-    const entry = await this.deps.models.pick(modelId)
+  /** A model on this computer, opened with the placement for it (resolved per request: a change applies to the next one). */
+  private async openLocal(entry: ModelEntry, messageId: string, signal: AbortSignal, emit: (event: ChatEvent) => void): Promise<TextModel> {
     const placed = await this.deps.devices.placementFor(entry, { beforeMeasuring: () => this.slot.release(), signal })
-    const model = await this.slot.acquire(entry, placed, (progress) => emit({ type: 'loading', messageId, progress }))
-    return { entry, model }
+    return this.slot.acquire(entry, placed, (progress) => emit({ type: 'loading', messageId, progress }))
+  }
+
+  /** Where a request for another server's model goes. */
+  private remoteTarget(entry: ModelEntry): RemoteTarget {
+    if (this.deps.servers === undefined) throw new ApiError('ModelError', `${entry.name} runs on another server, which this app was started without.`)
+    return this.deps.servers.target(entry)
+  }
+
+  /** A chat reply from another server: the conversation's messages (trimmed to its stated context), streamed into `assistant`. */
+  private async remoteReply(
+    target: RemoteTarget,
+    entry: ModelEntry,
+    conversation: { readonly id: string; readonly systemPrompt: string; readonly sampling: { readonly maxTokens: number; readonly temperature: number; readonly topP: number } },
+    assistant: StoredMessage,
+    signal: AbortSignal,
+    emit: (event: ChatEvent) => void,
+    onText: (text: string) => void
+  ): Promise<MessagePatch> {
+    const { maxTokens, temperature, topP } = conversation.sampling
+    const counter = { contextLength: target.contextLength ?? ASSUMED_REMOTE_CONTEXT, countTokens: estimateTokens, plain: false }
+    const history = this.promptHistory(conversation.id, assistant.seq, counter, maxTokens)
+    const system: ChatMessage[] = conversation.systemPrompt === '' ? [] : [{ role: 'system', content: conversation.systemPrompt }]
+    const messages = remoteHistory([...system, ...history], target.contextLength, maxTokens)
+    let content = ''
+    const persist = this.throttledWrite(assistant.id)
+    const run = await runRemote(target, { messages }, { maxTokens, temperature, topP, seed: null, stop: [] }, signal, (piece) => {
+      this.tokensStreamed++
+      content += piece
+      onText(content)
+      emit({ type: 'delta', messageId: assistant.id, text: piece })
+      persist(content)
+    }, this.monotonicMs)
+    return { content: run.text, status: run.aborted ? 'stopped' : 'complete', error: null, stats: remoteStats([run], entry.name, target.serverName) }
+  }
+
+  /** A file's summary written by another server (the same map-reduce, its context as the server states it). */
+  private async remoteSummary(
+    target: RemoteTarget,
+    entry: ModelEntry,
+    maxTokens: number,
+    text: string,
+    assistant: StoredMessage,
+    signal: AbortSignal,
+    emit: (event: ChatEvent) => void,
+    onText: (text: string) => void
+  ): Promise<MessagePatch> {
+    const runs: RemoteRun[] = []
+    const started = this.monotonicMs()
+    let ttftMs = 0
+    let content = ''
+    const persist = this.throttledWrite(assistant.id)
+    const model = remoteSummaryModel(target, { onRun: (r) => runs.push(r), onPiece: () => this.tokensStreamed++, nowMs: this.monotonicMs })
+    try {
+      await summarize(text, model, {
+        maxSummaryTokens: Math.min(maxTokens, Math.floor(model.contextLength / 4)),
+        signal,
+        nowMs: this.monotonicMs,
+        onProgress: (p) => emit({ type: 'progress', messageId: assistant.id, done: p.done, total: p.total, etaMs: p.etaMs }),
+        onText: (piece) => {
+          if (content === '') ttftMs = this.monotonicMs() - started
+          content += piece
+          onText(content)
+          emit({ type: 'delta', messageId: assistant.id, text: piece })
+          persist(content)
+        }
+      })
+    } catch (err) {
+      if (!signal.aborted) throw err
+    }
+    return { content: content.trim(), status: signal.aborted ? 'stopped' : 'complete', error: null, stats: remoteStats(runs, entry.name, target.serverName, ttftMs) }
+  }
+
+  /** A local API completion forwarded to another server. */
+  private async remoteCompletion(target: RemoteTarget, job: CompletionJob, onText: (text: string) => void, signal: AbortSignal): Promise<CompletionOutcome> {
+    const params = { maxTokens: job.maxTokens, temperature: job.temperature, topP: job.topP, seed: job.seed, stop: job.stopStrings }
+    const run = await runRemote(target, job.input, params, signal, (piece) => {
+      this.tokensStreamed++
+      onText(piece)
+    }, this.monotonicMs)
+    signal.throwIfAborted()
+    return { text: run.text, finishReason: run.finishReason, promptTokens: run.promptTokens, completionTokens: run.completionTokens }
   }
 
   /** A reply's stats as stored: the engine's, with the model's and devices' display names. */
@@ -464,7 +576,7 @@ export class ChatService {
     signal?.addEventListener('abort', onCallerGone, { once: true })
     if (signal?.aborted) controller.abort()
     safely(emit)({ type: 'started', userMessage: user === null ? null : toApiMessage(user), assistantMessage: toApiMessage(assistant) })
-    const run = this.enqueue(() => this.generate(assistant, controller, produce))
+    const run = this.enqueue(() => this.generate(assistant, controller, produce), this.laneOf(this.deps.conversations.require(conversationId).modelId))
     try {
       return await run
     } finally {
@@ -522,9 +634,13 @@ export class ChatService {
     onText: (text: string) => void
   ): Promise<MessagePatch> {
     const conversation = this.deps.conversations.require(conversationId)
-    const { entry, model } = await this.openModel(conversation.modelId, assistant.id, signal, emit)
+    const entry = await this.deps.models.pick(conversation.modelId)
+    if (entry.format === 'remote') return this.remoteReply(this.remoteTarget(entry), entry, conversation, assistant, signal, emit, onText)
+    const model = await this.openLocal(entry, assistant.id, signal, emit)
     const { maxTokens, temperature, topP } = conversation.sampling
-    const history = this.promptHistory(conversationId, assistant.seq, model, maxTokens)
+    const tok = model.info.tokenizer
+    const counter = { contextLength: model.contextLength, countTokens: (t: string) => tok.encode(t, { addBos: false }).length, plain: model.info.chatTemplate === null }
+    const history = this.promptHistory(conversationId, assistant.seq, counter, maxTokens)
     const { promptIds } = buildPrompt(model, conversation.systemPrompt, history, maxTokens)
     const { pace } = this.deps
     // A fresh seed per request, so regenerate gives a different reply (temperature 0 stays greedy).

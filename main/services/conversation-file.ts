@@ -11,7 +11,7 @@
  *     "document": null | { "name", "type", "bytes", "sha256", "createdAtMs", "text" },
  *     "messages": [{ "id", "seq", "role", "content", "status", "error", "createdAtMs", "updatedAtMs",
  *       "stats": null | { "ttftMs", "prefillTokensPerSec", "decodeTokensPerSec", "promptTokens", "generatedTokens",
- *         "model", "devices", "deviceBusy"?, "reusedTokens"?, "restoredTokens"? } }] }] }
+ *         "model", "devices", "deviceBusy"?, "reusedTokens"?, "restoredTokens"?, "server"?: { "name", "usageReported" } } }] }] }
  * ```
  */
 import { API_LIMITS, type DocumentTypeName, type Message, type MessageStats, type SamplingSettings } from '../../preload/api'
@@ -82,7 +82,8 @@ const CONVERSATION_FIELDS = ['id', 'title', 'systemPrompt', 'modelId', 'sampling
 const DOCUMENT_FIELDS = ['name', 'type', 'bytes', 'sha256', 'createdAtMs', 'text']
 const MESSAGE_FIELDS = ['id', 'seq', 'role', 'content', 'status', 'error', 'createdAtMs', 'updatedAtMs', 'stats']
 const STATS_FIELDS = ['ttftMs', 'prefillTokensPerSec', 'decodeTokensPerSec', 'promptTokens', 'generatedTokens', 'model', 'devices']
-const STATS_OPTIONAL_FIELDS = ['deviceBusy', 'reusedTokens', 'restoredTokens']
+const STATS_OPTIONAL_FIELDS = ['deviceBusy', 'reusedTokens', 'restoredTokens', 'server']
+const SERVER_FIELDS = ['name', 'usageReported']
 const DEVICE_BUSY_FIELDS = ['id', 'name', 'busyMs']
 
 const SHA256_HEX = /^[0-9a-f]{64}$/
@@ -211,6 +212,7 @@ function messageStats(s: FieldReader): MessageStats {
         })
   const reusedTokens = s.optionalInt('reusedTokens', 0, Number.MAX_SAFE_INTEGER)
   const restoredTokens = s.optionalInt('restoredTokens', 0, Number.MAX_SAFE_INTEGER)
+  const server = s.raw('server') === undefined ? undefined : s.record('server', SERVER_FIELDS)
   // the store's field order, so a file written, read and written again is the same text
   return {
     ttftMs: amount(s, 'ttftMs'),
@@ -222,6 +224,7 @@ function messageStats(s: FieldReader): MessageStats {
     devices: s.list('devices', MAX_STATS_DEVICES).map((d, i) => readText(failInvalid, `${s.at('devices')}[${i}]`, d, API_LIMITS.maxIdChars)),
     ...(deviceBusy !== undefined && { deviceBusy }),
     ...(reusedTokens !== undefined && { reusedTokens }),
-    ...(restoredTokens !== undefined && { restoredTokens })
+    ...(restoredTokens !== undefined && { restoredTokens }),
+    ...(server !== undefined && { server: { name: server.text('name', API_LIMITS.maxServerNameChars), usageReported: server.bool('usageReported') } })
   }
 }

@@ -9,6 +9,7 @@ import { failWith, type Fail } from '../common/reader'
 import { errorCode } from '../common/error-code'
 import { DocumentError } from './documents/errors'
 import { DownloadError } from './downloads/errors'
+import { RemoteError } from './remote/openai-remote'
 
 /** Every error name that crosses the boundary. */
 export type ApiErrorName =
@@ -36,6 +37,8 @@ export type ApiErrorName =
   | 'DocumentError'
   /** a model download failed: offline, the hub refused, no disk space, a wrong file (the message says what to do) */
   | 'DownloadError'
+  /** another server (Settings → Other servers) could not be used: unreachable, refused the key, stalled, dropped, erred */
+  | 'RemoteError'
   /** too large to take (a request body, a file) */
   | 'PayloadTooLargeError'
   /** stopped by the user before anything was stored */
@@ -80,6 +83,7 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err
   if (err instanceof DocumentError) return new ApiError('DocumentError', err.message, { cause: err })
   if (err instanceof DownloadError) return new ApiError('DownloadError', err.message, { cause: err })
+  if (err instanceof RemoteError) return new ApiError('RemoteError', err.message, { cause: err })
   if (err instanceof StoreNotFoundError) return new ApiError('NotFoundError', err.message, { cause: err })
   if (err instanceof ContextOverflowError) return new ApiError('ContextOverflowError', err.message, { cause: err })
   if (err instanceof ModelFormatError) return new ApiError('ModelError', err.message, { cause: err })

@@ -6,7 +6,7 @@
  * stay on disk and the next download resumes from them) or the app shuts down. State is read from the disk
  * (the placed model, the `.part` file or the staging folder), so a download cut by a crash shows as paused.
  */
-import { readdir, stat } from 'node:fs/promises'
+import { readdir, rm, stat } from 'node:fs/promises'
 import { totalmem } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { CatalogModelView, CatalogState, DownloadEvent, ModelCatalog, ModelEntry } from '../../preload/api'
@@ -150,6 +150,20 @@ export class ModelDownloads {
       run.controller.abort()
       await run.done.catch(() => undefined)
     }
+    return this.view(model)
+  }
+
+  /**
+   * Stops a running or paused download and deletes the bytes it kept (the `.part` file, or a folder model's staging
+   * folder); the model is then available to download from the start. An installed model is not touched.
+   */
+  async cancel(catalogId: string): Promise<CatalogModelView> {
+    const model = await this.model(catalogId)
+    await this.pause(catalogId)
+    const { modelsDir } = this.options
+    await rm(model.format === 'gguf' ? partPath(catalogDestination(model, modelsDir)) : stagingDir(model, modelsDir), { recursive: true, force: true })
+    this.errors.delete(model.id)
+    this.totals.delete(model.id)
     return this.view(model)
   }
 

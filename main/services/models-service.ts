@@ -21,6 +21,7 @@ import { ApiError, errorMessage, invalid } from './errors'
 import { modelFileCandidate, modelFileTotals, scanModelFolder, type ModelCandidate } from './model-scan'
 import { isDirectory } from './paths'
 import type { SettingsService } from './settings-service'
+import { parseRemoteModelId } from './remote/servers'
 
 /** Learned parameters implied by a config (embedding, layers, final norm, untied head). */
 export function parameterCount(c: ModelConfig): number {
@@ -42,6 +43,12 @@ export interface ModelHeader {
   readonly config: ModelConfig
   /** every tensor encoding in the file, e.g. ['f32', 'q4_k', 'q6_k'] */
   readonly tensorTypes: readonly string[]
+}
+
+/** The models of other servers, as ModelsService needs them (remote/servers.ts). */
+export interface RemoteModels {
+  modelEntries(): Promise<ModelEntry[]>
+  entry(modelId: string): Promise<ModelEntry | undefined>
 }
 
 /** A cached description: the entry, and the header facts when the model could be read. */
@@ -85,7 +92,9 @@ export class ModelsService {
   constructor(
     private readonly settings: SettingsService,
     private readonly builtInDirs: readonly string[],
-    private readonly ownDir: string | null = builtInDirs[0] ?? null
+    private readonly ownDir: string | null = builtInDirs[0] ?? null,
+    /** the models of other servers (Settings → Other servers), listed after this computer's */
+    private readonly remote: RemoteModels | null = null
   ) {}
 
   /** Ends the header worker. */
@@ -155,6 +164,7 @@ export class ModelsService {
    * instead). A default model removed stops being the default. Resolves with the list after.
    */
   async remove(modelId: string): Promise<ModelEntry[]> {
+    if (parseRemoteModelId(modelId) !== null) throw invalid('A model of another server goes with its server: remove the server in Settings → Other servers.')
     const entry = (await this.rescan()).entries.find((m) => m.id === modelId)
     if (entry === undefined) throw new ApiError('NotFoundError', `${modelId} is not in the list of models.`)
     if (entry.origin === 'folder') {
@@ -179,7 +189,8 @@ export class ModelsService {
 
   /** Every model in every existing folder, freshly scanned, in folder order; a file reached twice (links, overlapping folders) is listed once. */
   async list(): Promise<ModelEntry[]> {
-    return [...(await this.rescan()).entries]
+    const [scan, remote] = await Promise.all([this.rescan(), this.remote?.modelEntries() ?? []])
+    return [...scan.entries, ...remote]
   }
 
   /** How many times the folders were scanned (a scan walks every folder; replies must not cause one each). */
@@ -193,7 +204,8 @@ export class ModelsService {
    * Throws NoModelError when there is none (or the wanted one is gone), ModelError when it cannot be used.
    */
   async pick(modelId: string | null): Promise<ModelEntry> {
-    const wanted = modelId ?? this.settings.get().defaultModelId
+    const wanted = this.wanted(modelId)
+    if (wanted !== null && parseRemoteModelId(wanted) !== null) return this.pickRemote(wanted)
     let entry = choose((await this.current()).entries, wanted)
     if (entry === undefined || !(await this.unchanged(entry))) entry = choose((await this.rescan()).entries, wanted)
     if (wanted !== null) {
@@ -203,9 +215,26 @@ export class ModelsService {
       if (entry.problem !== null) throw new ApiError('ModelError', `The model ${entry.name} cannot be used: ${entry.problem}`)
       return entry
     }
+    // nothing usable on this computer: another server's model will do
+    entry ??= choose((await this.remote?.modelEntries()) ?? [], null)
     if (entry === undefined) {
       throw new ApiError('NoModelError', 'No model is available. Add a models folder in Settings (a folder with .gguf files, llama2.c checkpoints or Hugging Face model folders).')
     }
+    return entry
+  }
+
+  /** The id of the model a request for `modelId` runs: it, else the default model's; null when no default is set. */
+  wanted(modelId: string | null): string | null {
+    return modelId ?? this.settings.get().defaultModelId
+  }
+
+  /** A model of another server, asking it again when it is not listed or not usable now. */
+  private async pickRemote(wanted: string): Promise<ModelEntry> {
+    const entry = await this.remote?.entry(wanted)
+    if (entry === undefined) {
+      throw new ApiError('NoModelError', 'The model of another server is not offered any more (the server was removed, or no longer lists it). Choose another model for this conversation.')
+    }
+    if (entry.problem !== null) throw new ApiError('RemoteError', `${entry.name} on ${entry.server ?? 'another server'} cannot be used now: ${entry.problem}`)
     return entry
   }
 
@@ -279,7 +308,9 @@ export class ModelsService {
 
   /** Whether the entry's files still have the size and mtime the listing saw (stat only). */
   private async unchanged(entry: ModelEntry): Promise<boolean> {
-    const now = await modelFileTotals(entry)
+    const { format } = entry
+    if (format === 'remote') return true
+    const now = await modelFileTotals({ path: entry.path, folder: entry.folder, format })
     return now !== null && now.sizeBytes === entry.sizeBytes && now.mtimeMs === entry.modifiedMs
   }
 

@@ -45,7 +45,7 @@ export class StoreDataError extends Error {
 export class StoreNotFoundError extends Error {
   override readonly name = 'StoreNotFoundError'
   constructor(
-    readonly kind: 'conversation' | 'message' | 'document',
+    readonly kind: 'conversation' | 'message' | 'document' | 'remote server',
     readonly id: string
   ) {
     super(`${kind} ${JSON.stringify(id)} not found`)

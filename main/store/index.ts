@@ -9,6 +9,7 @@ import { DeviceProfileStore } from './device-profiles'
 import { DocumentStore } from './documents'
 import { KvBlockStore } from './kv-blocks'
 import { MessageStore } from './messages'
+import { RemoteServerStore } from './remote-servers'
 import { checkDatabase, type StoreNotice } from './repair'
 import { SettingsStore } from './settings'
 import type { StoreOptions } from './types'
@@ -22,6 +23,7 @@ export { MAX_STATS_DEVICES } from './stats'
 export { checkDatabase, MAX_CHECK_ERRORS, type CheckedDatabase, type StoreNotice } from './repair'
 export { SettingsStore, type Validator } from './settings'
 export { ConversationImportStore, type ImportedConversation, type ImportedDocument, type ImportedMessage, type ImportOutcome } from './conversation-import'
+export { RemoteServerStore, type RemoteServerRecord, type StoredKey, type StoredKeyKind } from './remote-servers'
 export { DocumentStore, type DocumentRecord, type NewDocument, type StoredSummary } from './documents'
 export { DeviceProfileStore, MAX_PROFILE_JSON_BYTES, MAX_PROFILE_KEY_LENGTH } from './device-profiles'
 export { kvBlockKey, KvBlockStore, kvRootKey, MAX_KV_BLOCK_BYTES, MAX_KV_BLOCK_TOKENS, type KvBlockRef, type KvMatch } from './kv-blocks'
@@ -44,6 +46,8 @@ export interface Store {
   readonly documents: DocumentStore
   /** whole conversations added from an export file */
   readonly imports: ConversationImportStore
+  /** other OpenAI-compatible servers used as backends */
+  readonly remoteServers: RemoteServerStore
   /** what the check at open found and repaired (see repair.ts); empty for a sound file */
   readonly notices: readonly StoreNotice[]
   /** Closes the connection (SQLite checkpoints the WAL into the main file); calling it again is a no-op. */
@@ -67,6 +71,7 @@ export function openStore(file: string, options: StoreOptions = {}): Store {
       kvBlocks: new KvBlockStore(db, options),
       documents: new DocumentStore(db, options),
       imports: new ConversationImportStore(db),
+      remoteServers: new RemoteServerStore(db, options),
       notices,
       close: () => db.close()
     }

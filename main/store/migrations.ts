@@ -209,6 +209,23 @@ CREATE TABLE documents (
 CREATE INDEX documents_sha256 ON documents (sha256);
 `
 
+/**
+ * v7: other OpenAI-compatible servers used as backends (issue #16). A server's key is never stored in clear: with the
+ * OS keychain (Electron's safeStorage) the row holds it sealed (`key_kind` 'sealed'); without one it lives in memory
+ * until Tandem quits, and the row only says there was one ('session'), so the next run asks for it again.
+ */
+const V7_SQL = `
+CREATE TABLE remote_servers (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  url TEXT NOT NULL,
+  key_kind TEXT NOT NULL CHECK (key_kind IN ('none', 'sealed', 'session')),
+  sealed_key BLOB,
+  created_at INTEGER NOT NULL,
+  CHECK ((key_kind = 'sealed') = (sealed_key IS NOT NULL))
+) STRICT;
+`
+
 /** Every schema step, in order; versions are 1, 2, 3, ... with no gaps. */
 export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'conversations, messages, settings, full-text search', sql: V1_SQL },
@@ -216,7 +233,8 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 3, name: 'drop message_chunks (streaming rewrites messages.content)', sql: V3_SQL },
   { version: 4, name: 'KV-cache snapshot blocks', sql: V4_SQL },
   { version: 5, name: 'conversation branches', sql: V5_SQL },
-  { version: 6, name: 'summarized documents', sql: V6_SQL }
+  { version: 6, name: 'summarized documents', sql: V6_SQL },
+  { version: 7, name: 'other servers', sql: V7_SQL }
 ])
 
 /** The schema version this build writes; a file with a higher `user_version` is refused. */

@@ -102,6 +102,11 @@ export class RowReader {
     return new Uint8Array(v.buffer, v.byteOffset, v.byteLength)
   }
 
+  /** A nullable BLOB column. */
+  blobOrNull(column: string): Uint8Array | null {
+    return this.columns.raw(column) === null ? null : this.blob(column)
+  }
+
   /** A TEXT column holding one of `allowed`. */
   oneOf<T extends string>(column: string, allowed: readonly T[]): T {
     return this.columns.choice(column, allowed)

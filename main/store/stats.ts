@@ -1,7 +1,7 @@
 /** @file The `stats_json` column of messages: checked on the way in and out, field by field. */
 import { isRecord } from '../common/reader'
 import { parseJson } from './rows'
-import type { DeviceBusy, MessageStats } from './types'
+import type { DeviceBusy, MessageStats, RemoteStats } from './types'
 
 /** Number fields of MessageStats; each must be a finite number. */
 const NUMBER_FIELDS = ['ttftMs', 'prefillTokensPerSec', 'decodeTokensPerSec', 'promptTokens', 'generatedTokens'] as const
@@ -24,7 +24,8 @@ export function statsToJson(stats: MessageStats): string {
     devices: [...stats.devices],
     ...(stats.deviceBusy !== undefined && { deviceBusy: stats.deviceBusy.map((d) => ({ id: d.id, name: d.name, busyMs: d.busyMs })) }),
     ...(stats.reusedTokens !== undefined && { reusedTokens: stats.reusedTokens }),
-    ...(stats.restoredTokens !== undefined && { restoredTokens: stats.restoredTokens })
+    ...(stats.restoredTokens !== undefined && { restoredTokens: stats.restoredTokens }),
+    ...(stats.server !== undefined && { server: { name: stats.server.name, usageReported: stats.server.usageReported } })
   })
 }
 
@@ -66,6 +67,7 @@ export function statsFromJson(text: string | null): MessageStats | null {
   const busy = deviceBusyFrom(deviceBusy)
   const reused = countFrom(value.reusedTokens)
   const restored = countFrom(value.restoredTokens)
+  const server = serverFrom(value.server)
   return {
     ttftMs,
     prefillTokensPerSec,
@@ -76,8 +78,15 @@ export function statsFromJson(text: string | null): MessageStats | null {
     devices: deviceNames,
     ...(busy !== undefined && { deviceBusy: busy }),
     ...(reused !== undefined && { reusedTokens: reused }),
-    ...(restored !== undefined && { restoredTokens: restored })
+    ...(restored !== undefined && { restoredTokens: restored }),
+    ...(server !== undefined && { server })
   }
+}
+
+/** The other server that wrote a message, or undefined when absent or malformed (it is informational). */
+function serverFrom(value: unknown): RemoteStats | undefined {
+  if (!isRecord(value) || typeof value.name !== 'string' || typeof value.usageReported !== 'boolean') return undefined
+  return { name: value.name, usageReported: value.usageReported }
 }
 
 /** An optional token count: a non-negative integer, or undefined (absent or not one: it is informational). */
@@ -97,6 +106,7 @@ function statsProblem(value: Record<string, unknown> | MessageStats): string | u
   if (devices.length > MAX_STATS_DEVICES) return `devices lists ${devices.length} entries (max ${MAX_STATS_DEVICES})`
   if (!devices.every((d: unknown) => typeof d === 'string')) return 'devices must be an array of strings'
   if (value.deviceBusy !== undefined && deviceBusyFrom(value.deviceBusy) === undefined) return 'deviceBusy must be a list of { id, name, busyMs } (finite busyMs)'
+  if (value.server !== undefined && serverFrom(value.server) === undefined) return 'server must be { name, usageReported }'
   for (const field of ['reusedTokens', 'restoredTokens'] as const) {
     if (value[field] !== undefined && countFrom(value[field]) === undefined) return `${field} must be a non-negative integer, got ${String(value[field])}`
   }

@@ -31,6 +31,14 @@ export interface MessageStats {
   readonly reusedTokens?: number
   /** of those, the ones a KV snapshot brought back */
   readonly restoredTokens?: number
+  /** the other server that wrote it, and whether the token counts are its own (absent: written here) */
+  readonly server?: RemoteStats
+}
+
+/** Who wrote a message on another server. */
+export interface RemoteStats {
+  readonly name: string
+  readonly usageReported: boolean
 }
 
 /** One device's busy time on one message. */

@@ -20,7 +20,7 @@ export interface AppFixture {
 }
 
 /** Options: model folders (default: the shared models), whether to start in an existing folder, and the chat's clock and pace. */
-export function appFixture(options: { modelDirs?: readonly string[]; dir?: string } & Pick<AppOptions, 'monotonicMs' | 'pace' | 'localApiStarter' | 'hubUrl' | 'modelCatalogFile'> = {}): AppFixture {
+export function appFixture(options: { modelDirs?: readonly string[]; dir?: string } & Pick<AppOptions, 'monotonicMs' | 'pace' | 'localApiStarter' | 'hubUrl' | 'modelCatalogFile' | 'keySealer' | 'remoteStallMs'> = {}): AppFixture {
   const scratch = options.dir === undefined ? tempDir('tandem-app-') : null
   const dir = options.dir ?? scratch?.dir ?? ''
   const app = createApp({
@@ -34,7 +34,9 @@ export function appFixture(options: { modelDirs?: readonly string[]; dir?: strin
     pace: options.pace,
     localApiStarter: options.localApiStarter,
     hubUrl: options.hubUrl,
-    modelCatalogFile: options.modelCatalogFile
+    modelCatalogFile: options.modelCatalogFile,
+    keySealer: options.keySealer,
+    remoteStallMs: options.remoteStallMs
   })
   const call = (channel: string, ...args: unknown[]): Promise<DispatchOutcome> =>
     app.dispatch(channel, args, { emit: () => undefined, signal: new AbortController().signal })

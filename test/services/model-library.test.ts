@@ -141,6 +141,37 @@ describe('the model catalog', () => {
     await f.ok('models:remove', dest())
   })
 
+  it('Cancel discards a paused download (its kept bytes deleted) and stops a running one; downloading again starts from the first byte', async () => {
+    hub.mode = 'hold'
+    let resolveHeld: () => void = () => undefined
+    const held = new Promise<void>((r) => (resolveHeld = r))
+    const first = download(TINY_MODEL.id, (e) => {
+      if (e.receivedBytes > 0) resolveHeld()
+    })
+    await held
+    expect((await f.ok<CatalogModelView>('models:pauseDownload', TINY_MODEL.id)).state.kind).toBe('paused')
+    expect(existsSync(`${dest()}.part`)).toBe(true)
+    expect(await f.ok<CatalogModelView>('models:cancelDownload', TINY_MODEL.id)).toMatchObject({ state: { kind: 'available' }, error: null })
+    expect(existsSync(`${dest()}.part`)).toBe(false)
+    expect((await first).outcome).toMatchObject({ ok: false, error: { name: 'StoppedError' } })
+    // a running one: cancelled without a pause first
+    const resolveRunning: { done: () => void } = { done: () => undefined }
+    const running = new Promise<void>((r) => (resolveRunning.done = r))
+    const second = download(TINY_MODEL.id, (e) => {
+      if (e.receivedBytes > 0) resolveRunning.done()
+    })
+    await running
+    expect((await f.ok<CatalogModelView>('models:cancelDownload', TINY_MODEL.id)).state).toEqual({ kind: 'available' })
+    expect((await second).outcome).toMatchObject({ ok: false })
+    expect(existsSync(`${dest()}.part`)).toBe(false)
+    hub.mode = 'ok'
+    const ranges = hub.ranges.length
+    expect((await download(TINY_MODEL.id)).outcome).toMatchObject({ ok: true, result: { id: dest() } })
+    // no range: it started over
+    expect(hub.ranges.slice(ranges)).toEqual([undefined])
+    await f.ok('models:remove', dest())
+  })
+
   it('an unreachable hub, and a file the hub does not have, fail with a clear DownloadError shown in the catalog', async () => {
     const missing = await download('not-on-hub')
     expect(missing.outcome).toMatchObject({ ok: false, error: { name: 'DownloadError', message: 'nothing.gguf is not in tandem-test/nothing at main.' } })

@@ -62,7 +62,7 @@ describe('other servers as backends', () => {
 
   it('lists a real server’s models and streams its greedy reply, the same text the engine gives directly', async () => {
     const server = { baseUrl: host.baseUrl, apiKey: host.apiKey }
-    expect(await listRemoteModels(server)).toContain(MODEL)
+    expect((await listRemoteModels(server)).map((m) => m.id)).toContain(MODEL)
     const pieces: string[] = []
     const result = await streamRemoteChat(server, CHAT, (t) => pieces.push(t))
     expect(pieces.length).toBeGreaterThan(2)

@@ -57,15 +57,23 @@ export interface OpenAiHost {
   close(): Promise<void>
 }
 
-/** The model names the API offers: usable models by file name (the first of equal names wins). */
+/**
+ * The model names the API offers: usable models by file name, another server's as `<server name>/<its model id>`
+ * (the first of equal names wins).
+ */
 function offered(models: readonly ModelEntry[]): Map<string, ModelEntry> {
   const byName = new Map<string, ModelEntry>()
-  for (const m of models) if (m.problem === null && !byName.has(m.name)) byName.set(m.name, m)
+  for (const m of models) if (m.problem === null && !byName.has(apiName(m))) byName.set(apiName(m), m)
   return byName
 }
 
-function modelObject(m: ModelEntry): { id: string; object: 'model'; created: number; owned_by: string } {
-  return { id: m.name, object: 'model', created: Math.floor(m.modifiedMs / 1000), owned_by: 'tandem' }
+function apiName(m: ModelEntry): string {
+  return m.server === undefined ? m.name : `${m.server}/${m.name}`
+}
+
+/** A model as OpenAI lists it, with its context length when known (as vLLM's `max_model_len`; another Tandem reads it). */
+function modelObject(m: ModelEntry): { id: string; object: 'model'; created: number; owned_by: string; context_length?: number } {
+  return { id: apiName(m), object: 'model', created: Math.floor(m.modifiedMs / 1000), owned_by: m.server ?? 'tandem', ...(m.contextLength !== null && { context_length: m.contextLength }) }
 }
 
 /** Starts the API; resolves once it listens. */
@@ -140,7 +148,7 @@ export async function startOpenAiHost(options: OpenAiHostOptions): Promise<OpenA
       seed: request.seed,
       stopStrings: request.stop
     }
-    await answer(res, kind, model.name, request, job, backend)
+    await answer(res, kind, apiName(model), request, job, backend)
   }
 
   const listening = await listen(handle, { address, port: options.port, timeouts: options.timeouts, name: 'OpenAI-compatible API' })

@@ -10,15 +10,18 @@
 import type { ChatMessage, GenerationStats, TextModel } from '../../engine'
 import { splitByTokens } from './split'
 
-/** What the pipeline needs from a model (a TextModel adapter in the service). */
-export interface SummaryModel {
+/**
+ * What the pipeline needs from a model (a TextModel adapter in the service, or another server's model). A prompt is
+ * whatever the model takes (token ids here; the messages themselves for another server) whose `length` is its tokens.
+ */
+export interface SummaryModel<P extends { readonly length: number } = readonly number[]> {
   readonly contextLength: number
   /** tokens of a text as a prompt part (no BOS) */
   countTokens(text: string): number
-  /** the prompt ids for `messages`: the chat template when the model has one, a plain prompt otherwise */
-  prompt(messages: readonly ChatMessage[]): number[]
+  /** the prompt for `messages`: the chat template when the model has one, a plain prompt otherwise */
+  prompt(messages: readonly ChatMessage[]): P
   /** a greedy continuation of at most `maxTokens` tokens; `onText` gets each piece as it streams */
-  generate(promptIds: readonly number[], maxTokens: number, signal: AbortSignal, onText?: (text: string) => void): Promise<string>
+  generate(prompt: P, maxTokens: number, signal: AbortSignal, onText?: (text: string) => void): Promise<string>
 }
 
 /** Where a summary is: map steps (`level` 0) or reduce steps; `done` of `total` steps known so far. */
@@ -74,7 +77,7 @@ export function summaryMessages(instruction: string, text: string): ChatMessage[
  * Tokens of text one prompt may hold (the context less the longest instructions and the summary), and the cap on a
  * part's summary; RangeError when the context is too small for the task.
  */
-export function summaryBudget(model: Pick<SummaryModel, 'contextLength' | 'prompt'>, maxSummaryTokens: number): { partTokens: number; partSummaryTokens: number } {
+export function summaryBudget<P extends { readonly length: number }>(model: Pick<SummaryModel<P>, 'contextLength' | 'prompt'>, maxSummaryTokens: number): { partTokens: number; partSummaryTokens: number } {
   const instructionTokens = model.prompt(summaryMessages(COMBINE_INSTRUCTION, '')).length
   const partTokens = model.contextLength - instructionTokens - maxSummaryTokens
   if (partTokens < MIN_PART_TOKENS) {
@@ -84,7 +87,7 @@ export function summaryBudget(model: Pick<SummaryModel, 'contextLength' | 'promp
 }
 
 /** Summarizes `text` (already extracted and cleaned) with `model`. Rejects with the signal's reason when cancelled. */
-export async function summarize(text: string, model: SummaryModel, options: SummarizeOptions): Promise<SummaryResult> {
+export async function summarize<P extends { readonly length: number }>(text: string, model: SummaryModel<P>, options: SummarizeOptions): Promise<SummaryResult> {
   const now = options.nowMs ?? (() => performance.now())
   const { partTokens, partSummaryTokens } = summaryBudget(model, options.maxSummaryTokens)
   const started = now()
@@ -97,8 +100,8 @@ export async function summarize(text: string, model: SummaryModel, options: Summ
   }
   const step = async (instruction: string, body: string, maxTokens: number, level: number, stream: boolean): Promise<string> => {
     options.signal.throwIfAborted()
-    const ids = model.prompt(summaryMessages(instruction, body))
-    const out = await model.generate(ids, maxTokens, options.signal, stream ? options.onText : undefined)
+    const prompt = model.prompt(summaryMessages(instruction, body))
+    const out = await model.generate(prompt, maxTokens, options.signal, stream ? options.onText : undefined)
     steps++
     done++
     report(level)

@@ -136,8 +136,26 @@ async function request(server: RemoteServer, path: string, init: RequestInit, op
   }
 }
 
-/** The model ids the server offers (GET /models). */
-export async function listRemoteModels(server: RemoteServer, options: RemoteOptions = {}): Promise<string[]> {
+/** A model a server offers: its id, and its context length when the server says (vLLM, llama.cpp's server, LM Studio). */
+export interface RemoteModelInfo {
+  readonly id: string
+  readonly contextLength: number | null
+}
+
+/** The context length a /models entry states, under the names servers use for it; null when none does. */
+function statedContext(m: Record<string, unknown>): number | null {
+  const meta = isRecord(m.meta) ? m.meta : {}
+  for (const v of [m.max_model_len, m.context_length, m.max_context_length, meta.n_ctx, meta.n_ctx_train]) {
+    if (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) return v
+  }
+  return null
+}
+
+/** Most models one server's list is read for (a runaway list is cut here). */
+export const MAX_REMOTE_MODELS = 500
+
+/** The models the server offers (GET /models). */
+export async function listRemoteModels(server: RemoteServer, options: RemoteOptions = {}): Promise<RemoteModelInfo[]> {
   const guard = stallGuard(options.signal, options.stallMs ?? DEFAULT_STALL_MS)
   try {
     const response = await request(server, '/models', { method: 'GET' }, options, guard)
@@ -150,29 +168,53 @@ export async function listRemoteModels(server: RemoteServer, options: RemoteOpti
       throw new RemoteError('The server did not answer /models with JSON: is the URL its OpenAI-compatible base (ending in /v1)?')
     }
     if (!isRecord(body) || !Array.isArray(body.data)) throw new RemoteError('The server answered /models without a list of models.')
-    return body.data.flatMap((m: unknown) => (isRecord(m) && typeof m.id === 'string' ? [m.id.slice(0, 500)] : []))
+    return body.data
+      .slice(0, MAX_REMOTE_MODELS)
+      .flatMap((m: unknown) => (isRecord(m) && typeof m.id === 'string' && m.id !== '' ? [{ id: m.id.slice(0, 500), contextLength: statedContext(m) }] : []))
   } finally {
     guard.done()
   }
 }
 
+/** One text completion (POST /completions): a plain prompt continued. */
+export interface RemoteTextRequest extends Omit<RemoteChatRequest, 'messages'> {
+  readonly prompt: string
+}
+
 /**
  * Streams a chat completion from the server: `onText` gets each piece; resolves with the whole text, the finish
  * reason and the usage the server reported. A stream that ends without `data: [DONE]` (or a finish reason) is a
- * dropped connection, reported with how far it got; the text so far is in the error's message context (the caller
- * has seen it through onText).
+ * dropped connection, reported with how far it got (the caller has seen the text so far through onText).
  */
-export async function streamRemoteChat(server: RemoteServer, chat: RemoteChatRequest, onText: (text: string) => void, options: RemoteOptions = {}): Promise<RemoteChatResult> {
+export function streamRemoteChat(server: RemoteServer, chat: RemoteChatRequest, onText: (text: string) => void, options: RemoteOptions = {}): Promise<RemoteChatResult> {
+  return streamRemote(server, '/chat/completions', { messages: chat.messages }, chat, (choice) => (isRecord(choice.delta) ? choice.delta.content : undefined), onText, options)
+}
+
+/** Streams a text completion from the server (see streamRemoteChat). */
+export function streamRemoteText(server: RemoteServer, completion: RemoteTextRequest, onText: (text: string) => void, options: RemoteOptions = {}): Promise<RemoteChatResult> {
+  return streamRemote(server, '/completions', { prompt: completion.prompt }, completion, (choice) => choice.text, onText, options)
+}
+
+/** The streamed request both completions make; `pieceOf` finds the new text in a choice. */
+async function streamRemote(
+  server: RemoteServer,
+  path: string,
+  input: Record<string, unknown>,
+  params: Omit<RemoteChatRequest, 'messages'>,
+  pieceOf: (choice: Record<string, unknown>) => unknown,
+  onText: (text: string) => void,
+  options: RemoteOptions
+): Promise<RemoteChatResult> {
   const guard = stallGuard(options.signal, options.stallMs ?? DEFAULT_STALL_MS)
   const host = new URL(endpoint(server, '')).host
   const body = JSON.stringify({
-    model: chat.model,
-    messages: chat.messages,
-    max_tokens: chat.maxTokens,
-    temperature: chat.temperature,
-    top_p: chat.topP,
-    ...(chat.seed !== null && { seed: chat.seed }),
-    ...(chat.stop.length > 0 && { stop: chat.stop }),
+    model: params.model,
+    ...input,
+    max_tokens: params.maxTokens,
+    temperature: params.temperature,
+    top_p: params.topP,
+    ...(params.seed !== null && { seed: params.seed }),
+    ...(params.stop.length > 0 && { stop: params.stop }),
     stream: true,
     stream_options: { include_usage: true }
   })
@@ -181,7 +223,7 @@ export async function streamRemoteChat(server: RemoteServer, chat: RemoteChatReq
   let usage: RemoteChatResult['usage'] = null
   let ended = false
   try {
-    const response = await request(server, '/chat/completions', { method: 'POST', body }, options, guard)
+    const response = await request(server, path, { method: 'POST', body }, options, guard)
     if (response.body === null) throw new RemoteError(`${host} sent no content.`)
     const decoder = new TextDecoder()
     let buffer = ''
@@ -200,15 +242,15 @@ export async function streamRemoteChat(server: RemoteServer, chat: RemoteChatReq
       }
       if (!isRecord(frame)) return
       if (isRecord(frame.error)) throw new RemoteError(`${host} stopped with an error: ${typeof frame.error.message === 'string' ? frame.error.message.slice(0, 500) : 'no message'}.`)
-      if (isRecord(frame.usage) && typeof frame.usage.prompt_tokens === 'number' && typeof frame.usage.completion_tokens === 'number') {
+      if (isRecord(frame.usage) && isCount(frame.usage.prompt_tokens) && isCount(frame.usage.completion_tokens)) {
         usage = { promptTokens: frame.usage.prompt_tokens, completionTokens: frame.usage.completion_tokens }
       }
       const choice: unknown = Array.isArray(frame.choices) ? frame.choices[0] : undefined
       if (!isRecord(choice)) return
-      const delta = isRecord(choice.delta) ? choice.delta.content : undefined
-      if (typeof delta === 'string' && delta !== '') {
-        text += delta
-        onText(delta)
+      const piece = pieceOf(choice)
+      if (typeof piece === 'string' && piece !== '') {
+        text += piece
+        onText(piece)
       }
       if (typeof choice.finish_reason === 'string') finishReason = choice.finish_reason
     }
@@ -231,4 +273,9 @@ export async function streamRemoteChat(server: RemoteServer, chat: RemoteChatReq
   }
   if (!ended && finishReason === null) throw new RemoteError(`The connection to ${host} dropped after ${text.length} characters (the stream ended without its last frame).`)
   return { text, finishReason, usage }
+}
+
+/** A token count as a server reports it. */
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
 }

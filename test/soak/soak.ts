@@ -11,12 +11,12 @@
  * Not part of `npm test`: its verdicts are about latency and memory on this machine, which the suite's
  * verdicts never are. It prints one JSON line of figures and exits 1 when a check fails.
  */
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { Api, ChatEvent, Message } from '../../preload/api'
 import { createHttpApi } from '../../renderer/src/api/http-api'
 import { sharedModel, tempDir } from '../helpers/paths'
+import { rssBytes } from '../helpers/process-memory'
 import { startServe, stopServe, type ServeProcess } from '../helpers/serve-process'
 
 /** Conversations replying at the same time. */
@@ -45,13 +45,6 @@ function rng(seed: number): () => number {
     s = (Math.imul(s ^ (s >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0
     return s / 2 ** 32
   }
-}
-
-/** Resident memory of a process (Linux), in bytes. */
-function rssBytes(pid: number): number {
-  const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-  if (m === null) throw new Error(`no VmRSS for process ${pid}`)
-  return Number(m[1]) * 1024
 }
 
 /** What the server acknowledged: the user message it stored, and the reply as it finished (null if the call failed). */

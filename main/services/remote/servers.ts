@@ -127,14 +127,15 @@ export class RemoteServersService {
     return this.view()
   }
 
-  /** Every server's models as model entries (lists older than freshMs are asked for again first). */
+  /**
+   * Every server's models as model entries. A server not asked yet this run is asked first; lists older than
+   * freshMs are asked for again in the background (a server that is down must not hold up every model list).
+   */
   async modelEntries(): Promise<ModelEntry[]> {
     const freshMs = this.options.freshMs ?? DEFAULT_FRESH_MS
-    const stale = this.options.store.remoteServers.list().some((s) => {
-      const k = this.known.get(s.id)
-      return k === undefined || this.nowMs() - k.atMs > freshMs
-    })
-    if (stale) await this.refresh()
+    const servers = this.options.store.remoteServers.list()
+    if (servers.some((s) => !this.known.has(s.id))) await this.refresh()
+    else if (servers.some((s) => this.nowMs() - (this.known.get(s.id)?.atMs ?? 0) > freshMs)) void this.refresh().catch(() => undefined)
     return this.options.store.remoteServers.list().flatMap((s) => this.entriesOf(s))
   }
 

@@ -27,7 +27,7 @@ import { ApiError, errorMessage, invalid, isDiskFull, toApiError } from './error
 import { toApiMessage, toDocumentInfo, type ConversationsService } from './conversations-service'
 import { DocumentPassages, excerptBudget } from './documents/follow-up'
 import { extractDocument } from './documents/extract'
-import { combineStats, summarize, textSummaryModel } from './documents/summarize'
+import { combineStats, summarize, textSummaryModel, type SummaryModel } from './documents/summarize'
 import type { ModelEntry } from '../../preload/api'
 import { ModelSlot } from './model-slot'
 import { ReplyFinisher } from './reply-finisher'
@@ -401,16 +401,20 @@ export class ChatService {
   private summaryReply(conversationId: string, text: string, emit: (event: ChatEvent) => void): Producer {
     return async (assistant, signal, onText) => {
       const conversation = this.deps.conversations.require(conversationId)
+      const { maxTokens } = conversation.sampling
       const entry = await this.deps.models.pick(conversation.modelId)
-      if (entry.format === 'remote') return this.remoteSummary(this.remoteTarget(entry), entry, conversation.sampling.maxTokens, text, assistant, signal, emit, onText)
-      const model = await this.openLocal(entry, assistant.id, signal, emit)
-      const started = this.monotonicMs()
+      const summary = { text, assistant, signal, emit, onText }
+      if (entry.format === 'remote') {
+        const target = this.remoteTarget(entry)
+        const runs: RemoteRun[] = []
+        const model = remoteSummaryModel(target, { onRun: (r) => runs.push(r), onPiece: () => this.tokensStreamed++, nowMs: this.monotonicMs })
+        const { content, ttftMs } = await this.writeSummary(model, maxTokens, summary)
+        return { content, status: signal.aborted ? 'stopped' : 'complete', error: null, stats: remoteStats(runs, entry.name, target.serverName, ttftMs) }
+      }
+      const local = await this.openLocal(entry, assistant.id, signal, emit)
       const all: GenerationStats[] = []
-      let ttftMs = 0
-      let content = ''
-      const persist = this.throttledWrite(assistant.id)
       const { pace } = this.deps
-      const summaryModel = textSummaryModel(model, {
+      const model = textSummaryModel(local, {
         onToken: () => this.tokensStreamed++,
         onStats: (s) => all.push(s),
         ...(pace !== undefined && { pace: () => pace(signal) })
@@ -418,27 +422,45 @@ export class ChatService {
       this.generating = true
       this.deps.onGenerationStart?.()
       try {
-        await summarize(text, summaryModel, {
-          maxSummaryTokens: Math.min(conversation.sampling.maxTokens, Math.floor(model.contextLength / 4)),
-          signal,
-          nowMs: this.monotonicMs,
-          onProgress: (p) => emit({ type: 'progress', messageId: assistant.id, done: p.done, total: p.total, etaMs: p.etaMs }),
-          onText: (piece) => {
-            if (content === '') ttftMs = this.monotonicMs() - started
-            content += piece
-            onText(content)
-            emit({ type: 'delta', messageId: assistant.id, text: piece })
-            persist(content)
-          }
-        })
-      } catch (err) {
-        if (!signal.aborted) throw err
+        const { content, ttftMs } = await this.writeSummary(model, maxTokens, summary)
+        return { content, status: signal.aborted ? 'stopped' : 'complete', error: null, stats: this.messageStats(entry, combineStats(all, ttftMs)) }
       } finally {
         this.generating = false
       }
-      const stats = this.messageStats(entry, combineStats(all, ttftMs))
-      return { content: content.trim(), status: signal.aborted ? 'stopped' : 'complete', error: null, stats }
     }
+  }
+
+  /**
+   * The map-reduce summary of `text` by `model`, a 'progress' event after each step and the final summary streamed
+   * into `assistant`; stopped midway, what was written so far (trimmed) and the wait before its first piece.
+   */
+  private async writeSummary<P extends { readonly length: number }>(
+    model: SummaryModel<P>,
+    maxTokens: number,
+    r: { readonly text: string; readonly assistant: StoredMessage; readonly signal: AbortSignal; readonly emit: (event: ChatEvent) => void; readonly onText: (text: string) => void }
+  ): Promise<{ content: string; ttftMs: number }> {
+    const started = this.monotonicMs()
+    let ttftMs = 0
+    let content = ''
+    const persist = this.throttledWrite(r.assistant.id)
+    try {
+      await summarize(r.text, model, {
+        maxSummaryTokens: Math.min(maxTokens, Math.floor(model.contextLength / 4)),
+        signal: r.signal,
+        nowMs: this.monotonicMs,
+        onProgress: (p) => r.emit({ type: 'progress', messageId: r.assistant.id, done: p.done, total: p.total, etaMs: p.etaMs }),
+        onText: (piece) => {
+          if (content === '') ttftMs = this.monotonicMs() - started
+          content += piece
+          r.onText(content)
+          r.emit({ type: 'delta', messageId: r.assistant.id, text: piece })
+          persist(content)
+        }
+      })
+    } catch (err) {
+      if (!r.signal.aborted) throw err
+    }
+    return { content: content.trim(), ttftMs }
   }
 
   /** A model on this computer, opened with the placement for it (resolved per request: a change applies to the next one). */
@@ -478,43 +500,6 @@ export class ChatService {
       persist(content)
     }, this.monotonicMs)
     return { content: run.text, status: run.aborted ? 'stopped' : 'complete', error: null, stats: remoteStats([run], entry.name, target.serverName) }
-  }
-
-  /** A file's summary written by another server (the same map-reduce, its context as the server states it). */
-  private async remoteSummary(
-    target: RemoteTarget,
-    entry: ModelEntry,
-    maxTokens: number,
-    text: string,
-    assistant: StoredMessage,
-    signal: AbortSignal,
-    emit: (event: ChatEvent) => void,
-    onText: (text: string) => void
-  ): Promise<MessagePatch> {
-    const runs: RemoteRun[] = []
-    const started = this.monotonicMs()
-    let ttftMs = 0
-    let content = ''
-    const persist = this.throttledWrite(assistant.id)
-    const model = remoteSummaryModel(target, { onRun: (r) => runs.push(r), onPiece: () => this.tokensStreamed++, nowMs: this.monotonicMs })
-    try {
-      await summarize(text, model, {
-        maxSummaryTokens: Math.min(maxTokens, Math.floor(model.contextLength / 4)),
-        signal,
-        nowMs: this.monotonicMs,
-        onProgress: (p) => emit({ type: 'progress', messageId: assistant.id, done: p.done, total: p.total, etaMs: p.etaMs }),
-        onText: (piece) => {
-          if (content === '') ttftMs = this.monotonicMs() - started
-          content += piece
-          onText(content)
-          emit({ type: 'delta', messageId: assistant.id, text: piece })
-          persist(content)
-        }
-      })
-    } catch (err) {
-      if (!signal.aborted) throw err
-    }
-    return { content: content.trim(), status: signal.aborted ? 'stopped' : 'complete', error: null, stats: remoteStats(runs, entry.name, target.serverName, ttftMs) }
   }
 
   /** A local API completion forwarded to another server. */

@@ -8,14 +8,13 @@
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startOpenAiHost, type OpenAiHost } from '../../main/server'
 import type { KeySealer } from '../../main/services'
 import type { ChatEvent, Conversation, Message, ModelEntry, RemoteServers, SummaryOutcome } from '../../preload/api'
+import { startFlakyServer, type FlakyServer } from '../helpers/flaky-openai-server'
 import { appFixture, CHAT_MODEL, paceGate, streamCall, type AppFixture } from './app-fixture'
 
 const MODEL = 'stories260K.bin'
@@ -43,12 +42,7 @@ function testSealer(): KeySealer & { readonly secret: Buffer } {
 
 let remote: AppFixture
 let host: OpenAiHost
-let bad: Server
-let badUrl = ''
-/** how the misbehaving server answers the next chat */
-let behaviour: 'stall' | 'drop' | 'error-500' = 'drop'
-
-const frame = (content: string): string => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`
+let flaky: FlakyServer
 
 beforeAll(async () => {
   remote = appFixture()
@@ -56,21 +50,10 @@ beforeAll(async () => {
     backend: { models: () => remote.app.models.list(), complete: (job, onText, signal) => remote.app.chat.complete(job, onText, signal), pendingGenerations: () => remote.app.chat.pendingGenerations },
     apiKey: SERVER_KEY
   })
-  bad = createServer((req, res) => {
-    req.resume()
-    if (req.url === '/v1/models') return res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: 'flaky-7b', object: 'model' }] }))
-    if (behaviour === 'error-500') return res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { message: 'CUDA out of memory' } }))
-    res.writeHead(200, { 'Content-Type': 'text/event-stream' })
-    res.write(frame('Once upon'))
-    if (behaviour === 'drop') return res.write(frame(' a time'), () => res.socket?.end())
-    // 'stall': nothing more, ever
-  })
-  await new Promise<void>((r) => bad.listen(0, '127.0.0.1', r))
-  badUrl = `http://127.0.0.1:${(bad.address() as AddressInfo).port}/v1`
+  flaky = await startFlakyServer()
 })
 afterAll(async () => {
-  bad.closeAllConnections()
-  await new Promise((r) => bad.close(r))
+  await flaky.close()
   await host.close()
   await remote.dispose()
 })
@@ -169,15 +152,15 @@ describe('other servers in the app', () => {
     let f: AppFixture
     const gate = paceGate()
     let loopback: ModelEntry
-    let flaky: ModelEntry
+    let flakyModel: ModelEntry
     beforeAll(async () => {
       // local replies wait on a gate (opened for the tests that use the local model), remote ones never do
       f = appFixture({ pace: gate.pace, remoteStallMs: 2000 })
       gate.release(1_000_000)
       await f.ok('servers:add', { name: 'Loopback', url: host.baseUrl, apiKey: SERVER_KEY })
-      await f.ok('servers:add', { name: 'Flaky', url: badUrl, apiKey: null })
+      await f.ok('servers:add', { name: 'Flaky', url: flaky.url, apiKey: null })
       loopback = await remoteEntry(f, 'Loopback')
-      flaky = await remoteEntry(f, 'Flaky', 'flaky-7b')
+      flakyModel = await remoteEntry(f, 'Flaky', 'flaky-7b')
     })
     afterAll(async () => {
       await f.dispose()
@@ -212,23 +195,23 @@ describe('other servers in the app', () => {
     })
 
     it('a stream dropped halfway keeps its text and says so; an error answer is the server’s message; a stall is given up', async () => {
-      behaviour = 'drop'
-      const dropped = await chatOn(f, flaky.id, 'Hi')
+      flaky.behaviour = 'drop'
+      const dropped = await chatOn(f, flakyModel.id, 'Hi')
       expect(dropped.error).toMatch(/connection to 127\.0\.0\.1:\d+ dropped after 16 characters/)
       expect(dropped.message).toMatchObject({ status: 'error', content: 'Once upon a time' })
-      behaviour = 'error-500'
-      const failed = await chatOn(f, flaky.id, 'Hi')
+      flaky.behaviour = 'error-500'
+      const failed = await chatOn(f, flakyModel.id, 'Hi')
       expect(failed.error).toMatch(/answered HTTP 500: CUDA out of memory/)
       expect(failed.message).toMatchObject({ status: 'error', content: '' })
-      behaviour = 'stall'
-      const stalled = await chatOn(f, flaky.id, 'Hi')
+      flaky.behaviour = 'stall'
+      const stalled = await chatOn(f, flakyModel.id, 'Hi')
       expect(stalled.error).toMatch(/stopped sending for 2 s after 9 characters|did not answer within 2 s/)
       expect(stalled.message?.status).toBe('error')
     })
 
     it('Stop ends a remote reply there, keeping its text', async () => {
-      behaviour = 'stall'
-      const conv = await f.ok<Conversation>('conversations:create', { modelId: flaky.id })
+      flaky.behaviour = 'stall'
+      const conv = await f.ok<Conversation>('conversations:create', { modelId: flakyModel.id })
       const id = requestId()
       const { outcome } = await streamCall(f.app, 'chat:send', { requestId: id, conversationId: conv.id, content: 'Hi' }, (e) => {
         if (e.type === 'delta') void f.ok('chat:stop', id)
@@ -265,7 +248,7 @@ describe('other servers in the app', () => {
         const text = await client.completions.create({ model: `Loopback/${MODEL}`, prompt: 'Once upon a time', max_tokens: 8, temperature: 0 })
         const local = await client.completions.create({ model: MODEL, prompt: 'Once upon a time', max_tokens: 8, temperature: 0 })
         expect(text.choices[0].text).toBe(local.choices[0].text)
-        behaviour = 'error-500'
+        flaky.behaviour = 'error-500'
         await expect(ask('Flaky/flaky-7b')).rejects.toMatchObject({ status: 502, message: expect.stringMatching(/CUDA out of memory/) })
       } finally {
         await api.close()

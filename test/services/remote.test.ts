@@ -4,22 +4,16 @@
  * the engine directly), and servers that misbehave — one that stalls, one that drops the stream halfway, one that
  * answers with errors or refuses the key, one that is not there.
  */
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startOpenAiHost, type OpenAiHost } from '../../main/server'
 import { checkServerUrl, listRemoteModels, RemoteError, streamRemoteChat, type RemoteChatRequest } from '../../main/services/remote'
+import { startFlakyServer, type FlakyBehaviour, type FlakyServer } from '../helpers/flaky-openai-server'
 import { appFixture, type AppFixture } from './app-fixture'
 
 const MODEL = 'stories260K.bin'
 let f: AppFixture
 let host: OpenAiHost
-let bad: Server
-let badUrl = ''
-/** how the misbehaving server answers the next chat */
-let behaviour: 'stall' | 'drop' | 'error-500' | 'error-frame' | 'refuse-key' = 'stall'
-
-const frame = (content: string): string => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`
+let flaky: FlakyServer
 
 beforeAll(async () => {
   f = appFixture()
@@ -27,22 +21,10 @@ beforeAll(async () => {
     backend: { models: () => f.app.models.list(), complete: (job, onText, signal) => f.app.chat.complete(job, onText, signal), pendingGenerations: () => f.app.chat.pendingGenerations },
     apiKey: 'remote-test-key-0123456789'
   })
-  bad = createServer((req, res) => {
-    req.resume()
-    if (behaviour === 'refuse-key') return res.writeHead(401, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { message: 'Invalid API key provided.' } }))
-    if (behaviour === 'error-500') return res.writeHead(500, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: { message: 'CUDA out of memory' } }))
-    res.writeHead(200, { 'Content-Type': 'text/event-stream' })
-    res.write(frame('Once upon'))
-    if (behaviour === 'drop') return res.write(frame(' a time'), () => res.socket?.end())
-    if (behaviour === 'error-frame') return res.end(`data: ${JSON.stringify({ error: { message: 'model unloaded' } })}\n\n`)
-    // 'stall': nothing more, ever
-  })
-  await new Promise<void>((r) => bad.listen(0, '127.0.0.1', r))
-  badUrl = `http://127.0.0.1:${(bad.address() as AddressInfo).port}/v1`
+  flaky = await startFlakyServer()
 })
 afterAll(async () => {
-  bad.closeAllConnections()
-  await new Promise((r) => bad.close(r))
+  await flaky.close()
   await host.close()
   await f.dispose()
 })
@@ -79,8 +61,8 @@ describe('other servers as backends', () => {
   })
 
   it('a server that stalls, drops the stream, errors or is not there: a clear RemoteError each, the text so far delivered', async () => {
-    const server = { baseUrl: badUrl, apiKey: 'k' }
-    const cases: [typeof behaviour, RegExp][] = [
+    const server = { baseUrl: flaky.url, apiKey: 'k' }
+    const cases: [FlakyBehaviour, RegExp][] = [
       ['stall', /stopped sending for 0\.3 s after 9 characters/],
       ['drop', /dropped after 16 characters/],
       ['error-frame', /stopped with an error: model unloaded/],
@@ -88,7 +70,7 @@ describe('other servers as backends', () => {
       ['refuse-key', /refused the key \(HTTP 401\): Invalid API key provided/]
     ]
     for (const [b, message] of cases) {
-      behaviour = b
+      flaky.behaviour = b
       let seen = ''
       await expect(streamRemoteChat(server, CHAT, (t) => (seen += t), { stallMs: 300 })).rejects.toThrow(message)
       if (b === 'drop') expect(seen).toBe('Once upon a time')

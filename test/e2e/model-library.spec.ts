@@ -3,7 +3,8 @@
  * one model downloaded from the loopback hub the global setup runs (the shared stories260K.gguf as an LFS file).
  * The hub holds a download from the start halfway, so the progress bar is seen between 0 and 100 % whatever the
  * machine's speed; it is paused there (its bytes kept), resumed with a range request to the end, installed, picked in
- * the header and chatted with, then deleted from Settings. Nothing is timed. Afterwards the default model is put
+ * the header and chatted with, then deleted from Settings; downloaded again, it is cancelled halfway (its bytes
+ * deleted) and offered for download again. Nothing is timed. Afterwards the default model is put
  * back and Tandem's own models folder (the global setup's missing one) removed, for the specs that run later.
  * A model file added by its path: a truncated one is refused with the loader's reason, a whole one listed and removed.
  */
@@ -109,6 +110,17 @@ test('the models found show what the loader read; a catalog model downloads with
   await confirm.getByRole('button', { name: 'Delete from disk' }).click()
   await expect(row).toHaveCount(0)
   await expect(entry.getByRole('button', { name: `Download ${TINY_MODEL.name}` })).toBeVisible()
+
+  // downloaded again (the hub holds it halfway) and cancelled while it runs, after a confirmation: available again
+  await entry.getByRole('button', { name: `Download ${TINY_MODEL.name}` }).click()
+  await expect.poll(() => percent(bar)).toBeGreaterThan(0)
+  await entry.getByRole('button', { name: `Cancel the download of ${TINY_MODEL.name}…` }).click()
+  const discard = dialog.getByRole('group', { name: `Cancel the download of ${TINY_MODEL.name}` })
+  await expect(discard).toContainText('Downloading it again starts from the beginning.')
+  await discard.getByRole('button', { name: 'Discard download' }).click()
+  await expect(entry.getByRole('button', { name: `Download ${TINY_MODEL.name}` })).toBeVisible()
+  await expect(bar).toHaveCount(0)
+  await expect(entry).toHaveAttribute('data-state', 'available')
 })
 
 test('a model file added by its path: a truncated one is refused with the reason, a whole one is listed and removed', async ({ page }) => {

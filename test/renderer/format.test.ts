@@ -41,6 +41,15 @@ describe('stats formatting', () => {
     expect(formatResumed({ ...stats, reusedTokens: 5, restoredTokens: 0 })).toBeNull()
     expect(formatResumed(stats)).toBeNull()
   })
+
+  it('a reply another server wrote says where instead of devices, and marks token counts that were counted here', () => {
+    const remote: MessageStats = { ...stats, devices: [], server: { name: 'Loopback Tandem', usageReported: true } }
+    expect(formatStatsLine(remote)).toBe('TTFT 42 ms · 55.5 tok/s · on Loopback Tandem')
+    expect(formatStatsDetail(remote)).toBe('Model stories260K.gguf, 7 prompt tokens at 900 tok/s, 60 generated tokens at 55.5 tok/s, time to first token 42 ms, on Loopback Tandem')
+    const counted: MessageStats = { ...remote, server: { name: 'Loopback Tandem', usageReported: false } }
+    expect(formatStatsLine(counted)).toBe('TTFT 42 ms · 55.5 tok/s (counted here) · on Loopback Tandem')
+    expect(formatStatsDetail(counted)).toContain('7 prompt tokens (counted here) at 900 tok/s, 60 generated tokens (counted here) at 55.5 tok/s')
+  })
 })
 
 describe('model load progress', () => {

@@ -255,6 +255,27 @@ describe('other servers in the app', () => {
       }
     })
 
+    it('Tandem added as a server of itself: its list is not fed back into itself, and a new key does not wait on itself', async () => {
+      const g = appFixture()
+      const own = await startOpenAiHost({
+        backend: { models: () => g.app.models.list(), complete: (job, onText, signal) => g.app.chat.complete(job, onText, signal), pendingGenerations: () => g.app.chat.pendingGenerations },
+        apiKey: SERVER_KEY
+      })
+      try {
+        const { servers } = await g.ok<RemoteServers>('servers:add', { name: 'Self', url: own.baseUrl, apiKey: SERVER_KEY })
+        const local = (await g.app.models.list()).filter((m) => m.server === undefined).map((m) => m.name)
+        const listed = async (): Promise<string[]> => (await g.ok<RemoteServers>('servers:list')).servers[0].models.toSorted()
+        // asked again and again, the list stays this app's own models: never "Self/…", "Self/Self/…"
+        for (let round = 0; round < 3; round++) expect(await listed()).toEqual(local.toSorted())
+        const after = await g.ok<RemoteServers>('servers:setKey', servers[0].id, SERVER_KEY)
+        expect(after.servers[0]).toMatchObject({ problem: null, models: expect.arrayContaining(local) })
+        expect((await chatOn(g, (await remoteEntry(g, 'Self')).id, 'Once upon a time')).message?.status).toBe('complete')
+      } finally {
+        await own.close()
+        await g.dispose()
+      }
+    })
+
     it('a removed server takes its models with it; a conversation on one asks for another model', async () => {
       const g = appFixture()
       try {

@@ -71,9 +71,20 @@ function apiName(m: ModelEntry): string {
   return m.server === undefined ? m.name : `${m.server}/${m.name}`
 }
 
-/** A model as OpenAI lists it, with its context length when known (as vLLM's `max_model_len`; another Tandem reads it). */
-function modelObject(m: ModelEntry): { id: string; object: 'model'; created: number; owned_by: string; context_length?: number } {
-  return { id: apiName(m), object: 'model', created: Math.floor(m.modifiedMs / 1000), owned_by: m.server ?? 'tandem', ...(m.contextLength !== null && { context_length: m.contextLength }) }
+/**
+ * A model as OpenAI lists it, with its context length when known (as vLLM's `max_model_len`; another Tandem reads
+ * it). Another server's model is marked `tandem.server`: a Tandem that lists this one (or this one itself, added as
+ * a server) leaves those out, so two Tandems pointing at each other do not offer each other's lists back and forth.
+ */
+function modelObject(m: ModelEntry): { id: string; object: 'model'; created: number; owned_by: string; context_length?: number; tandem?: { server: string } } {
+  return {
+    id: apiName(m),
+    object: 'model',
+    created: Math.floor(m.modifiedMs / 1000),
+    owned_by: m.server ?? 'tandem',
+    ...(m.contextLength !== null && { context_length: m.contextLength }),
+    ...(m.server !== undefined && { tandem: { server: m.server } })
+  }
 }
 
 /** Starts the API; resolves once it listens. */

@@ -168,9 +168,11 @@ export async function listRemoteModels(server: RemoteServer, options: RemoteOpti
       throw new RemoteError('The server did not answer /models with JSON: is the URL its OpenAI-compatible base (ending in /v1)?')
     }
     if (!isRecord(body) || !Array.isArray(body.data)) throw new RemoteError('The server answered /models without a list of models.')
+    // a model another Tandem offers from a server of its own (`tandem.server`) is left out: that Tandem, or this one
+    // added as a server of itself, would otherwise offer it back one level deeper each time the lists are read
     return body.data
       .slice(0, MAX_REMOTE_MODELS)
-      .flatMap((m: unknown) => (isRecord(m) && typeof m.id === 'string' && m.id !== '' ? [{ id: m.id.slice(0, 500), contextLength: statedContext(m) }] : []))
+      .flatMap((m: unknown) => (isRecord(m) && typeof m.id === 'string' && m.id !== '' && !isRecord(m.tandem) ? [{ id: m.id.slice(0, 500), contextLength: statedContext(m) }] : []))
   } finally {
     guard.done()
   }

@@ -115,7 +115,7 @@ export class RemoteServersService {
     this.options.store.remoteServers.setKey(this.require(id).id, this.storedKey(apiKey))
     this.sessionKeys.delete(id)
     if (apiKey !== null && this.options.sealer === null) this.sessionKeys.set(id, apiKey)
-    this.known.delete(id)
+    this.markStale(id)
     return this.list()
   }
 
@@ -134,6 +134,8 @@ export class RemoteServersService {
   async modelEntries(): Promise<ModelEntry[]> {
     const freshMs = this.options.freshMs ?? DEFAULT_FRESH_MS
     const servers = this.options.store.remoteServers.list()
+    // a round already running is not waited for: it may be asking this very app (Tandem added as a server of itself)
+    if (this.refreshing !== null) return servers.flatMap((s) => this.entriesOf(s))
     if (servers.some((s) => !this.known.has(s.id))) await this.refresh()
     else if (servers.some((s) => this.nowMs() - (this.known.get(s.id)?.atMs ?? 0) > freshMs)) void this.refresh().catch(() => undefined)
     return this.options.store.remoteServers.list().flatMap((s) => this.entriesOf(s))
@@ -147,7 +149,7 @@ export class RemoteServersService {
     const find = (): ModelEntry | undefined => this.entriesOf(record).find((e) => e.id === modelId)
     const found = find()
     if (found !== undefined && found.problem === null) return found
-    this.known.delete(record.id)
+    this.markStale(record.id)
     await this.refresh()
     const problem = this.known.get(record.id)?.problem ?? null
     // a server that cannot answer now (its key is missing, it is down) says so for a model it never listed this run
@@ -163,6 +165,12 @@ export class RemoteServersService {
     if (key.problem !== null) throw new ApiError('ModelError', key.problem)
     const info = this.known.get(record.id)?.models.find((m) => m.id === parsed.model)
     return { server: { baseUrl: record.url, apiKey: key.apiKey }, serverName: record.name, model: parsed.model, contextLength: info?.contextLength ?? null, stallMs: this.options.stallMs ?? DEFAULT_STALL_MS }
+  }
+
+  /** Has a server asked again at the next round, keeping its last list meanwhile (and if it does not answer). */
+  private markStale(id: string): void {
+    const k = this.known.get(id)
+    if (k !== undefined) this.known.set(id, { ...k, atMs: Number.NEGATIVE_INFINITY })
   }
 
   /** Asks every server for its models (one round at a time: callers arriving meanwhile wait for it). */

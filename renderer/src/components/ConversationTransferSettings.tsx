@@ -10,6 +10,7 @@ import { LIMITS } from '../lib/limits'
 import { saveExport } from '../lib/save-file'
 import { useApi } from '../state/api-context'
 import { FilePickerButton } from './FilePickerButton'
+import { FormStatus, type FormStatusValue } from './FormError'
 
 /** The largest file, as the refusal names it. */
 const MAX_IMPORT_MIB = LIMITS.maxImportBytes / 2 ** 20
@@ -18,7 +19,7 @@ const MAX_IMPORT_MIB = LIMITS.maxImportBytes / 2 ** 20
 export function ConversationTransferSettings({ onImported }: { onImported: () => void }): JSX.Element {
   const api = useApi()
   const [busy, setBusy] = useState(false)
-  const [status, setStatus] = useState<{ ok: boolean; text: string } | null>(null)
+  const [status, setStatus] = useState<FormStatusValue | null>(null)
 
   const exportAll = (): void => {
     setBusy(true)
@@ -70,11 +71,7 @@ export function ConversationTransferSettings({ onImported }: { onImported: () =>
           Import conversations…
         </FilePickerButton>
       </div>
-      {status !== null && (
-        <p className={status.ok ? 'form-ok' : 'form-error'} role={status.ok ? 'status' : 'alert'}>
-          {status.text}
-        </p>
-      )}
+      <FormStatus status={status} />
     </section>
   )
 }

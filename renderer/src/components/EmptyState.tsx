@@ -39,7 +39,7 @@ export function EmptyState({ loading, models, model, onOpenSettings }: EmptyStat
         <Icon name="chat" size={28} />
       </div>
       <h2>Start a conversation</h2>
-      <p>{model !== null ? `Replies come from ${model.name}, running on this computer.` : 'Pick a model in the header to begin.'}</p>
+      <p>{model !== null ? `Replies come from ${model.name}, running on ${model.server ?? 'this computer'}.` : 'Pick a model in the header to begin.'}</p>
       <p className="empty-state-files">To summarize a file, drop it on this window or use Summarize a file… in the sidebar.</p>
       <ul className="shortcuts" aria-label="Keyboard shortcuts">
         <li>

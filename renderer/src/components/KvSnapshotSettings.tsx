@@ -8,6 +8,7 @@ import { describeError, errorText } from '../lib/errors'
 import { formatBytes } from '../lib/format'
 import { useApi } from '../state/api-context'
 import type { SettingsState } from '../state/use-settings'
+import { FormStatus, type FormStatusValue } from './FormError'
 
 const GIB = 1024 ** 3
 
@@ -16,7 +17,7 @@ export function KvSnapshotSettings({ state }: { state: SettingsState }): JSX.Ele
   const api = useApi()
   const [usage, setUsage] = useState<KvSnapshotUsage | null>(null)
   const [budget, setBudget] = useState<string | null>(null)
-  const [status, setStatus] = useState<{ ok: boolean; text: string } | null>(null)
+  const [status, setStatus] = useState<FormStatusValue | null>(null)
   const load = useCallback(() => {
     api.settings.kvSnapshots().then(setUsage, (e: unknown) => setStatus({ ok: false, text: errorText(describeError(e)) }))
   }, [api])
@@ -71,7 +72,7 @@ export function KvSnapshotSettings({ state }: { state: SettingsState }): JSX.Ele
           Clear KV snapshots
         </button>
       </form>
-      {status !== null && <p className={status.ok ? 'form-ok' : 'form-error'}>{status.text}</p>}
+      <FormStatus status={status} />
     </section>
   )
 }

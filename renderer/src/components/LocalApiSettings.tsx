@@ -7,6 +7,8 @@ import { API_LIMITS, type LocalApiView } from '../../../preload/api'
 import { copyText } from '../lib/clipboard'
 import { describeError, errorText } from '../lib/errors'
 import { useApi } from '../state/api-context'
+import { FormStatus, type FormStatusValue } from './FormError'
+import { SwitchWithNumber } from './SwitchWithNumber'
 
 /** The section. */
 export function LocalApiSettings(): JSX.Element {
@@ -14,7 +16,7 @@ export function LocalApiSettings(): JSX.Element {
   const [view, setView] = useState<LocalApiView | null>(null)
   const [port, setPort] = useState<string | null>(null)
   const [showKey, setShowKey] = useState(false)
-  const [status, setStatus] = useState<{ ok: boolean; text: string } | null>(null)
+  const [status, setStatus] = useState<FormStatusValue | null>(null)
   const fail = useCallback((e: unknown) => setStatus({ ok: false, text: errorText(describeError(e)) }), [])
   useEffect(() => {
     api.settings.localApi().then(setView, fail)
@@ -44,23 +46,17 @@ export function LocalApiSettings(): JSX.Element {
         Other programs on this computer can use your models through an OpenAI-compatible API (the same engine and devices as this chat). It listens on this computer only, and a
         program needs the key.
       </p>
-      <label className="checkbox-row">
-        <input type="checkbox" checked={view.enabled} onChange={(e) => apply(e.target.checked, shownPort)} /> Serve the OpenAI-compatible API
-      </label>
-      <form
-        className="inline-form"
-        noValidate
-        onSubmit={(e) => {
-          e.preventDefault()
-          apply(view.enabled, shownPort)
-        }}
-      >
-        <label htmlFor="local-api-port">Port</label>
-        <input id="local-api-port" type="number" min={API_LIMITS.minApiPort} max={API_LIMITS.maxApiPort} value={shownPort} onChange={(e) => setPort(e.target.value)} />
-        <button type="submit" className="button-secondary">
-          Save
-        </button>
-      </form>
+      <SwitchWithNumber
+        switchLabel="Serve the OpenAI-compatible API"
+        checked={view.enabled}
+        numberId="local-api-port"
+        numberLabel="Port"
+        min={API_LIMITS.minApiPort}
+        max={API_LIMITS.maxApiPort}
+        value={shownPort}
+        onValueChange={setPort}
+        onSave={apply}
+      />
       <dl className="local-api-facts">
         <dt>Address</dt>
         <dd>
@@ -98,11 +94,7 @@ export function LocalApiSettings(): JSX.Element {
           </button>
         </dd>
       </dl>
-      {status !== null && (
-        <p className={status.ok ? 'form-ok' : 'form-error'} role={status.ok ? 'status' : 'alert'}>
-          {status.text}
-        </p>
-      )}
+      <FormStatus status={status} />
     </section>
   )
 }

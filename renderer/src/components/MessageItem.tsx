@@ -165,7 +165,8 @@ export const MessageItem = memo(function MessageItem(props: MessageItemProps): J
           <div className="message-error">
             <Icon name="alert" size={16} />
             <p>
-              <strong>No reply.</strong> {message.error ?? 'The reply failed.'}
+              {/* a reply can fail part-way (another server's connection dropped): its text so far stays above */}
+              <strong>{message.content === '' ? 'No reply.' : 'The reply broke off.'}</strong> {message.error ?? 'The reply failed.'}
               {props.isLastReply && <span className="hint"> Fix the cause, then use Regenerate to try again.</span>}
             </p>
           </div>

@@ -1,12 +1,14 @@
 /**
  * @file Settings → Models → Download a model: the curated catalog, each model with its parameters, quantization,
  * download size, the memory it needs (flagged when this computer has less) and license; Download shows a progress
- * bar with the percent, speed and time left, Pause and Resume; a failure is shown in place with Retry.
+ * bar with the percent, speed and time left, Pause and Resume, and Cancel (after a confirmation: the bytes it got are
+ * deleted); a failure is shown in place with Retry.
  */
-import type { JSX } from 'react'
+import { useEffect, useState, type JSX } from 'react'
 import type { CatalogModelView, ModelEntry } from '../../../preload/api'
 import { downloadPercent, formatBytes, formatDownloadProgress, formatParameters } from '../lib/format'
 import { useCatalog, type LiveDownload } from '../state/use-catalog'
+import { ConfirmInline } from './ConfirmInline'
 import { Icon } from './icons'
 
 /** Bytes per second over what this view has seen of a download, once a second of it has passed. */
@@ -22,12 +24,19 @@ interface EntryProps {
   readonly failure: string | undefined
   readonly onDownload: () => void
   readonly onPause: () => void
+  readonly onCancel: () => void
 }
 
-function CatalogEntry({ model: m, totalMemoryBytes, live, failure, onDownload, onPause }: EntryProps): JSX.Element {
+function CatalogEntry({ model: m, totalMemoryBytes, live, failure, onDownload, onPause, onCancel }: EntryProps): JSX.Element {
+  const [confirming, setConfirming] = useState(false)
   const state = m.state
   const error = failure ?? m.error
   const progress = live ?? (state.kind === 'downloading' || state.kind === 'paused' ? state : null)
+  const cancellable = state.kind === 'downloading' || state.kind === 'paused'
+  // a download that ended while the question was open (installed, or cancelled in another window) takes it away
+  useEffect(() => {
+    if (!cancellable) setConfirming(false)
+  }, [cancellable])
   const facts = [`${formatParameters(m.parameters)} parameters`, m.quantization ?? 'unquantized', `${formatBytes(m.sizeBytes)} download`, `needs ${formatBytes(m.memoryBytes)} of memory`, m.license]
   return (
     <li className="catalog-entry" data-catalog-id={m.id} data-state={state.kind}>
@@ -54,6 +63,11 @@ function CatalogEntry({ model: m, totalMemoryBytes, live, failure, onDownload, o
             Resume
           </button>
         )}
+        {cancellable && !confirming && (
+          <button type="button" className="button-ghost button-small" aria-label={`Cancel the download of ${m.name}…`} onClick={() => setConfirming(true)}>
+            Cancel…
+          </button>
+        )}
       </div>
       <span className="model-facts">{facts.join(' · ')}</span>
       {m.memoryBytes > totalMemoryBytes && (
@@ -67,6 +81,21 @@ function CatalogEntry({ model: m, totalMemoryBytes, live, failure, onDownload, o
             {formatDownloadProgress(progress.receivedBytes, progress.totalBytes, state.kind === 'downloading' ? speed(live) : null)}
           </span>
         </div>
+      )}
+      {cancellable && confirming && (
+        <ConfirmInline
+          label={`Cancel the download of ${m.name}`}
+          confirmLabel="Discard download"
+          cancelLabel="Keep it"
+          onConfirm={() => {
+            setConfirming(false)
+            onCancel()
+          }}
+          onCancel={() => setConfirming(false)}
+        >
+          {state.kind === 'downloading' ? 'Stop downloading' : 'Discard the paused download of'} {m.name} and delete the {formatBytes(progress?.receivedBytes ?? 0)} it got? Downloading it again
+          starts from the beginning.
+        </ConfirmInline>
       )}
       {error !== null && state.kind !== 'downloading' && state.kind !== 'installed' && (
         <div className="catalog-error" role="alert">
@@ -115,6 +144,7 @@ export function ModelCatalog({ models: listed, onInstalled }: ModelCatalogProps)
               failure={catalog.failures[m.id]}
               onDownload={() => catalog.download(m.id)}
               onPause={() => catalog.pause(m.id)}
+              onCancel={() => catalog.cancel(m.id)}
             />
           ))}
         </ul>

@@ -1,24 +1,28 @@
 /**
- * @file Settings → Models: every model found, with what the loader read of it (architecture, parameters,
- * quantization, size, chat template) and where it is, or why it cannot be used; "Set as default"; Remove (an added
- * file is forgotten, a model in Tandem's own folder is deleted from the disk after a confirmation); and "Add model
- * file" by its full path (the renderer cannot browse the disk), which the app refuses with the loader's reason.
+ * @file Settings → Models: every model found on this computer, with what the loader read of it (architecture,
+ * parameters, quantization, size, chat template) and where it is, or why it cannot be used; "Set as default"; Remove
+ * (an added file is forgotten, a model in Tandem's own folder is deleted from the disk after a confirmation); and
+ * "Add model file" by its full path (the renderer cannot browse the disk), which the app refuses with the loader's
+ * reason. Models of other servers are listed under their server (RemoteServers), but can be the default here.
  */
-import { useEffect, useRef, useState, type JSX } from 'react'
+import { useState, type JSX } from 'react'
 import type { ModelEntry } from '../../../preload/api'
 import { errorText, type UiError } from '../lib/errors'
 import { formatBytes, formatParameters } from '../lib/format'
+import { isRemoteModel } from '../lib/models'
 import type { SettingsState } from '../state/use-settings'
 import { AddPathForm } from './AddPathForm'
+import { ConfirmInline } from './ConfirmInline'
 import { FormError } from './FormError'
 import { ModelPicker } from './ModelPicker'
 
-const FORMATS: Readonly<Record<ModelEntry['format'], string>> = { gguf: 'GGUF', llama2c: 'llama2.c', hf: 'Hugging Face' }
+const FORMATS: Readonly<Record<ModelEntry['format'], string>> = { gguf: 'GGUF', llama2c: 'llama2.c', hf: 'Hugging Face', remote: 'Another server' }
 
 const ORIGINS: Readonly<Record<ModelEntry['origin'], string>> = {
   'added-file': 'Added file',
   'own-folder': "In Tandem's models folder",
-  folder: 'In a models folder'
+  folder: 'In a models folder',
+  server: 'On another server'
 }
 
 /** What the loader read of a model, in one line. */
@@ -27,28 +31,10 @@ export function modelFacts(m: ModelEntry): string {
   if (m.architecture !== null) facts.push(m.architecture)
   if (m.parameters !== null) facts.push(`${formatParameters(m.parameters)} parameters`)
   if (m.quantization !== null) facts.push(m.quantization)
-  facts.push(formatBytes(m.sizeBytes))
+  // another server's model has no size here (the contract sends 0)
+  if (!isRemoteModel(m)) facts.push(formatBytes(m.sizeBytes))
   if (m.problem === null) facts.push(m.hasChatTemplate ? 'chat template' : 'no chat template')
   return facts.join(' · ')
-}
-
-/** "Delete … from the disk?" in place of the row's buttons, focused when it appears. */
-function ConfirmDelete({ model, onDelete, onCancel }: { readonly model: ModelEntry; readonly onDelete: () => void; readonly onCancel: () => void }): JSX.Element {
-  const cancel = useRef<HTMLButtonElement>(null)
-  useEffect(() => cancel.current?.focus(), [])
-  return (
-    <div className="model-confirm" role="group" aria-label={`Delete ${model.name}`}>
-      <p>
-        Delete {model.name} ({formatBytes(model.sizeBytes)}) from the disk? A catalog model can be downloaded again.
-      </p>
-      <button type="button" className="button-secondary button-small button-danger" onClick={onDelete}>
-        Delete from disk
-      </button>
-      <button ref={cancel} type="button" className="button-secondary button-small" onClick={onCancel}>
-        Cancel
-      </button>
-    </div>
-  )
 }
 
 interface ModelRowProps {
@@ -87,7 +73,11 @@ function ModelRow({ model: m, isDefault, onSetDefault, onRemove }: ModelRowProps
         {ORIGINS[m.origin]}: {m.path}
       </span>
       {m.problem !== null && <span className="model-problem">Cannot be used: {m.problem}</span>}
-      {confirming && <ConfirmDelete model={m} onDelete={onRemove} onCancel={() => setConfirming(false)} />}
+      {confirming && (
+        <ConfirmInline label={`Delete ${m.name}`} confirmLabel="Delete from disk" onConfirm={onRemove} onCancel={() => setConfirming(false)}>
+          Delete {m.name} ({formatBytes(m.sizeBytes)}) from the disk? A catalog model can be downloaded again.
+        </ConfirmInline>
+      )}
     </li>
   )
 }
@@ -95,7 +85,9 @@ function ModelRow({ model: m, isDefault, onSetDefault, onRemove }: ModelRowProps
 /** The section. */
 export function ModelLibrary({ state }: { readonly state: SettingsState }): JSX.Element {
   const [error, setError] = useState<string | null>(null)
-  const usable = state.models.filter((m) => m.problem === null)
+  // this computer's models; the default-model picker offers the other servers' too
+  const local = state.models.filter((m) => !isRemoteModel(m))
+  const usable = local.filter((m) => m.problem === null)
   const defaultId = state.settings?.defaultModelId ?? null
   const report = (failure: UiError | null): void => setError(failure === null ? null : errorText(failure))
   return (
@@ -104,11 +96,11 @@ export function ModelLibrary({ state }: { readonly state: SettingsState }): JSX.
       <div className="field">
         <ModelPicker id="settings-default-model" label="Default model for new chats" visibleLabel models={state.models} value={defaultId} onChange={(id) => void state.update({ defaultModelId: id })} />
       </div>
-      {state.models.length === 0 ? (
+      {local.length === 0 ? (
         <p className="empty-note">No models found. Add a folder or a model file, or download one below.</p>
       ) : (
         <ul className="model-list" aria-label="Models found">
-          {state.models.map((m) => (
+          {local.map((m) => (
             <ModelRow
               key={m.id}
               model={m}
@@ -121,7 +113,7 @@ export function ModelLibrary({ state }: { readonly state: SettingsState }): JSX.
       )}
       <FormError message={error} />
       <p className="field-help">
-        {usable.length} usable of {state.models.length} found.{' '}
+        {usable.length} usable of {local.length} found.{' '}
         <button type="button" className="button-link" onClick={() => void state.reload()}>
           Scan again
         </button>

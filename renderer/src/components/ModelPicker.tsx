@@ -1,15 +1,18 @@
-/** @file The model picker: every model found, unusable ones listed but disabled with the reason. */
+/**
+ * @file The model picker: every model found, unusable ones listed but disabled with the reason. When other servers
+ * offer models, the options are grouped: this computer's first, then one group per server.
+ */
 import type { JSX } from 'react'
 import type { ModelEntry } from '../../../preload/api'
-import { formatBytes, formatParameters } from '../lib/format'
+import { groupModels, missingModelName, modelLabel } from '../lib/models'
 
-/** One line describing a model in the picker. */
-export function modelLabel(model: ModelEntry): string {
-  const details = [model.format === 'hf' ? 'HF' : model.format === 'llama2c' ? 'llama2.c' : 'GGUF']
-  if (model.parameters !== null) details.push(formatParameters(model.parameters))
-  if (model.quantization !== null) details.push(model.quantization)
-  details.push(formatBytes(model.sizeBytes))
-  return `${model.name} (${details.join(', ')})`
+function ModelOption({ model: m }: { readonly model: ModelEntry }): JSX.Element {
+  return (
+    <option value={m.id} disabled={m.problem !== null} title={m.problem ?? m.path}>
+      {modelLabel(m)}
+      {m.problem !== null ? ' — unusable' : ''}
+    </option>
+  )
 }
 
 interface ModelPickerProps {
@@ -26,6 +29,7 @@ interface ModelPickerProps {
 /** A labelled select of models. */
 export function ModelPicker({ id, models, value, onChange, disabled, label = 'Model', visibleLabel }: ModelPickerProps): JSX.Element {
   const known = value === null || models.some((m) => m.id === value)
+  const groups = groupModels(models)
   return (
     <span className="model-picker">
       <label htmlFor={id} className={visibleLabel === true ? 'field-label' : 'visually-hidden'}>
@@ -40,15 +44,18 @@ export function ModelPicker({ id, models, value, onChange, disabled, label = 'Mo
         )}
         {!known && value !== null && (
           <option value={value} disabled>
-            Missing: {value.split(/[\\/]/).at(-1) ?? value}
+            Missing: {missingModelName(value)}
           </option>
         )}
-        {models.map((m) => (
-          <option key={m.id} value={m.id} disabled={m.problem !== null} title={m.problem ?? m.path}>
-            {modelLabel(m)}
-            {m.problem !== null ? ' — unusable' : ''}
-          </option>
-        ))}
+        {groups === null
+          ? models.map((m) => <ModelOption key={m.id} model={m} />)
+          : groups.map((g) => (
+              <optgroup key={g.key} label={g.label}>
+                {g.models.map((m) => (
+                  <ModelOption key={m.id} model={m} />
+                ))}
+              </optgroup>
+            ))}
       </select>
     </span>
   )

@@ -5,12 +5,14 @@
 import { useState, type JSX } from 'react'
 import { errorText } from '../lib/errors'
 import type { SettingsState } from '../state/use-settings'
+import { FormStatus, type FormStatusValue } from './FormError'
+import { SwitchWithNumber } from './SwitchWithNumber'
 
 /** The W8A8 switch and the shadow's pruning, saved as they change. */
 export function NpuQuantizationSection({ state }: { state: SettingsState }): JSX.Element | null {
   const current = state.settings?.npuQuantization ?? null
   const [percent, setPercent] = useState<string | null>(null)
-  const [status, setStatus] = useState<{ ok: boolean; text: string } | null>(null)
+  const [status, setStatus] = useState<FormStatusValue | null>(null)
   if (current === null) return null
   const shown = percent ?? String(current.shadowPrunedPercent)
   const save = (w8a8: boolean, text: string): void => {
@@ -31,29 +33,20 @@ export function NpuQuantizationSection({ state }: { state: SettingsState }): JSX
         Many laptop NPUs compute only in 8-bit integers. W8A8 runs the layers&apos; matrix multiplications placed on an NPU that way, and shadow segments on the CPU
         repair the few large values that 8 bits cut off. It needs the model calibrated once: <code>npx tandem calibrate --model PATH --corpus FILE</code>.
       </p>
-      <label className="checkbox-row">
-        <input type="checkbox" checked={current.w8a8} onChange={(e) => save(e.target.checked, shown)} /> Run NPU matmuls in W8A8
-      </label>
-      <form
-        className="inline-form"
-        noValidate
-        onSubmit={(e) => {
-          e.preventDefault()
-          save(current.w8a8, shown)
-        }}
-      >
-        <label htmlFor="shadow-pruned">Layers without a shadow (%)</label>
-        <input id="shadow-pruned" type="number" min={0} max={100} step={1} value={shown} onChange={(e) => setPercent(e.target.value)} />
-        <button type="submit" className="button-secondary">
-          Save
-        </button>
-      </form>
+      <SwitchWithNumber
+        switchLabel="Run NPU matmuls in W8A8"
+        checked={current.w8a8}
+        numberId="shadow-pruned"
+        numberLabel="Layers without a shadow (%)"
+        min={0}
+        max={100}
+        step={1}
+        value={shown}
+        onValueChange={setPercent}
+        onSave={save}
+      />
       <p className="field-help">The least important layers (by calibration) go without one. llm.npu skips 85%; 0 repairs every layer, 100 none.</p>
-      {status !== null && (
-        <p className={status.ok ? 'form-ok' : 'form-error'} role={status.ok ? 'status' : 'alert'}>
-          {status.text}
-        </p>
-      )}
+      <FormStatus status={status} />
     </section>
   )
 }

@@ -12,6 +12,7 @@ import { errorText, type UiError } from '../lib/errors'
 import { customFrom, draftProblems, PHASE_NAMES, samePlacement, setStageDevice } from '../lib/placement-edit'
 import type { DevicesState } from '../state/use-devices'
 import { DeviceSelect } from './DeviceSelect'
+import { FormStatus, type FormStatusValue } from './FormError'
 import { PlacementAdvanced } from './PlacementAdvanced'
 import { PlacementSummary } from './PlacementSummary'
 
@@ -30,7 +31,7 @@ export function PlacementSettings({ state }: { state: DevicesState }): JSX.Eleme
   const [edits, setEdits] = useState<PlacementJson | null>(null)
   /** a preset being saved, shown checked until the app answers */
   const [pending, setPending] = useState<PresetName | null>(null)
-  const [status, setStatus] = useState<{ ok: boolean; text: string } | null>(null)
+  const [status, setStatus] = useState<FormStatusValue | null>(null)
 
   if (view === null) {
     return (
@@ -157,11 +158,7 @@ export function PlacementSettings({ state }: { state: DevicesState }): JSX.Eleme
 
       {(edits !== null || status !== null) && (
         <div className="form-actions placement-actions">
-          {status !== null && (
-            <p className={status.ok ? 'form-ok' : 'form-error'} role={status.ok ? 'status' : 'alert'}>
-              {status.text}
-            </p>
-          )}
+          <FormStatus status={status} />
           <span className="spacer" />
           {edits !== null && (
             <>

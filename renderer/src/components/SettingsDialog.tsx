@@ -1,6 +1,8 @@
 /**
  * @file App settings in two tabs. General: theme, model folders (add, remove, missing ones flagged), the models
- * found and added (ModelLibrary) and the catalog to download from (ModelCatalog), default sampling, conversation memory, export and import of conversations. Devices: the compute devices and the placement (DevicesSettings).
+ * found and added (ModelLibrary), other servers whose models can be used (RemoteServers), the catalog to download
+ * from (ModelCatalog), default sampling, conversation memory, the local API, export and import of conversations.
+ * Devices: the compute devices and the placement (DevicesSettings).
  */
 import { useEffect, useRef, useState, type JSX, type KeyboardEvent } from 'react'
 import type { ThemeSetting } from '../../../preload/api'
@@ -11,13 +13,14 @@ import type { SettingsState } from '../state/use-settings'
 import { AddPathForm } from './AddPathForm'
 import { ConversationTransferSettings } from './ConversationTransferSettings'
 import { DevicesSettings } from './DevicesSettings'
-import { FormError } from './FormError'
+import { FormError, FormStatus, type FormStatusValue } from './FormError'
 import { Icon } from './icons'
 import { KvSnapshotSettings } from './KvSnapshotSettings'
 import { LocalApiSettings } from './LocalApiSettings'
 import { Modal } from './Modal'
 import { ModelCatalog } from './ModelCatalog'
 import { ModelLibrary } from './ModelLibrary'
+import { RemoteServers } from './RemoteServers'
 import { parseDraft, SamplingFields, toDraft } from './SamplingFields'
 
 const THEMES: readonly { value: ThemeSetting; label: string }[] = [
@@ -76,7 +79,7 @@ function SamplingSection({ state }: { state: SettingsState }): JSX.Element | nul
   const settings = state.settings
   // Follows the saved defaults (they may load, or reload, after the dialog opened) until the user edits them.
   const draft = useEdits(settings === null ? null : toDraft(settings.sampling))
-  const [status, setStatus] = useState<{ ok: boolean; text: string } | null>(null)
+  const [status, setStatus] = useState<FormStatusValue | null>(null)
   const shown = draft.value
   if (shown === null) return null
   return (
@@ -100,11 +103,7 @@ function SamplingSection({ state }: { state: SettingsState }): JSX.Element | nul
       >
         <SamplingFields idPrefix="defaults" value={shown} onChange={draft.edit} />
         <div className="form-actions">
-          {status !== null && (
-            <p className={status.ok ? 'form-ok' : 'form-error'} role={status.ok ? 'status' : 'alert'}>
-              {status.text}
-            </p>
-          )}
+          <FormStatus status={status} />
           <span className="spacer" />
           <button type="submit" className="button-secondary">
             Save defaults
@@ -151,6 +150,7 @@ function GeneralSettings({ state, onConversationsImported }: { state: SettingsSt
       </section>
       <FoldersSection state={state} />
       <ModelLibrary state={state} />
+      <RemoteServers state={state} />
       <ModelCatalog models={state.models} onInstalled={() => void state.reload()} />
       <SamplingSection state={state} />
       <KvSnapshotSettings state={state} />

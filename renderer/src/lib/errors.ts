@@ -77,6 +77,8 @@ const BY_NAME: Readonly<Record<string, Omit<UiError, 'detail'>>> = {
   },
   // A model download that failed: offline, the hub refused, no disk space, a wrong file; the message says what to do.
   DownloadError: { title: 'The download failed', hint: '', action: 'retry' },
+  // Another server (Settings → Other servers) failed: unreachable, refused the key, stalled or dropped; the message says which.
+  RemoteError: { title: 'The other server failed', hint: '', action: 'retry' },
   StoppedError: { title: 'Stopped', hint: '', action: 'none' },
   ShutdownError: { title: 'Tandem is closing', hint: 'Start Tandem again to continue.', action: 'reload' },
   InternalError: {

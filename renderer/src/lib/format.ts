@@ -28,20 +28,34 @@ export function formatDeviceBusy(deviceBusy: NonNullable<MessageStats['deviceBus
   return deviceBusy.map((d) => `${d.name} ${formatMs(d.busyMs)}`).join(', ')
 }
 
+/** Where a reply ran: "CPU + Software GPU", or "on Loopback Tandem" for a reply another server wrote. */
+function formatWhere(stats: MessageStats): string {
+  return stats.server === undefined ? formatDevices(stats.devices) : `on ${stats.server.name}`
+}
+
+/**
+ * " (counted here)" when another server wrote the reply without reporting its token counts, so Tandem counted
+ * them from the streamed text: an estimate, said so beside every figure made from them. Else "".
+ */
+function countedHere(stats: MessageStats): string {
+  return stats.server !== undefined && !stats.server.usageReported ? ' (counted here)' : ''
+}
+
 /** The one-line stats under an assistant message: "TTFT 12 ms · 850 tok/s · CPU". */
 export function formatStatsLine(stats: MessageStats): string {
   const resumed = formatResumed(stats)
-  return `TTFT ${formatMs(stats.ttftMs)} · ${formatRate(stats.decodeTokensPerSec)} tok/s · ${formatDevices(stats.devices)}${resumed === null ? '' : ` · ${resumed}`}`
+  return `TTFT ${formatMs(stats.ttftMs)} · ${formatRate(stats.decodeTokensPerSec)} tok/s${countedHere(stats)} · ${formatWhere(stats)}${resumed === null ? '' : ` · ${resumed}`}`
 }
 
 /** The longer description behind the stats line (tooltip and screen readers). */
 export function formatStatsDetail(stats: MessageStats): string {
+  const counted = countedHere(stats)
   const parts = [
     `Model ${stats.model}`,
-    `${stats.promptTokens} prompt tokens at ${formatRate(stats.prefillTokensPerSec)} tok/s`,
-    `${stats.generatedTokens} generated tokens at ${formatRate(stats.decodeTokensPerSec)} tok/s`,
+    `${stats.promptTokens} prompt tokens${counted} at ${formatRate(stats.prefillTokensPerSec)} tok/s`,
+    `${stats.generatedTokens} generated tokens${counted} at ${formatRate(stats.decodeTokensPerSec)} tok/s`,
     `time to first token ${formatMs(stats.ttftMs)}`,
-    `on ${formatDevices(stats.devices)}`
+    `on ${stats.server?.name ?? formatDevices(stats.devices)}`
   ]
   if (stats.deviceBusy !== undefined && stats.deviceBusy.length > 0) parts.push(`busy: ${formatDeviceBusy(stats.deviceBusy)}`)
   const resumed = formatResumed(stats)

@@ -2,7 +2,8 @@
  * @file The model catalog of Settings → Models and its downloads. The app owns a download (it goes on when the
  * dialog closes); this hook follows the ones it started, and the ones the catalog shows running when it loads
  * (the dialog reopened), by calling models.download, which joins a running download. Progress is kept per model
- * with when and where this view started following it, for the speed and the time left.
+ * with when and where this view started following it, for the speed and the time left. Pause keeps a download's
+ * bytes; Cancel (models.cancelDownload) deletes them.
  */
 import { useCallback, useEffect, useRef, useState } from 'react'
 import type { ModelCatalog, ModelEntry } from '../../../preload/api'
@@ -32,6 +33,8 @@ export interface CatalogState {
   /** starts (or resumes, or joins) a download */
   readonly download: (catalogId: string) => void
   readonly pause: (catalogId: string) => void
+  /** stops a running or paused download and deletes what it kept: the model is available again */
+  readonly cancel: (catalogId: string) => void
   readonly reload: () => Promise<void>
 }
 
@@ -51,8 +54,12 @@ export function useCatalog(modelsKey: string, onInstalled: (entry: ModelEntry) =
   const [failures, setFailures] = useState<Readonly<Record<string, string>>>({})
   const { error, run } = useLoad(true)
   const following = useRef(new Set<string>())
+  // downloads followed here that were cancelled: their ending is not a failure, whatever error it ends with
+  const cancelled = useRef(new Set<string>())
   const installed = useRef(onInstalled)
   installed.current = onInstalled
+
+  const fail = useCallback((catalogId: string, e: unknown) => setFailures((all) => ({ ...all, [catalogId]: errorText(describeError(e)) })), [])
 
   const reload = useCallback(async () => {
     await run(() => api.models.catalog(), setCatalog)
@@ -78,27 +85,47 @@ export function useCatalog(modelsKey: string, onInstalled: (entry: ModelEntry) =
         .then(
           (entry) => installed.current(entry),
           (e: unknown) => {
-            // paused (here or in another window): not a failure
-            if (errorParts(e).name !== 'StoppedError') setFailures((all) => ({ ...all, [catalogId]: errorText(describeError(e)) }))
+            // paused (here or in another window) or cancelled here: not a failure
+            if (errorParts(e).name !== 'StoppedError' && !cancelled.current.has(catalogId)) fail(catalogId, e)
           }
         )
         .finally(() => {
           following.current.delete(catalogId)
+          cancelled.current.delete(catalogId)
           setLive((all) => without(all, catalogId))
           void reload()
         })
     },
-    [api, reload]
+    [api, reload, fail]
   )
 
   const pause = useCallback(
     (catalogId: string) => {
       api.models.pauseDownload(catalogId).then(
         () => reload(),
-        (e: unknown) => setFailures((all) => ({ ...all, [catalogId]: errorText(describeError(e)) }))
+        (e: unknown) => fail(catalogId, e)
       )
     },
-    [api, reload]
+    [api, reload, fail]
+  )
+
+  const cancel = useCallback(
+    (catalogId: string) => {
+      if (following.current.has(catalogId)) cancelled.current.add(catalogId)
+      setFailures((all) => without(all, catalogId))
+      api.models.cancelDownload(catalogId).then(
+        (view) => {
+          // its state as the app left it, at once (available again); the reload settles the rest
+          setCatalog((c) => c && { ...c, models: c.models.map((m) => (m.id === catalogId ? view : m)) })
+          void reload()
+        },
+        (e: unknown) => {
+          cancelled.current.delete(catalogId)
+          fail(catalogId, e)
+        }
+      )
+    },
+    [api, reload, fail]
   )
 
   useEffect(() => {
@@ -110,5 +137,5 @@ export function useCatalog(modelsKey: string, onInstalled: (entry: ModelEntry) =
     for (const m of catalog?.models ?? []) if (m.state.kind === 'downloading' && !following.current.has(m.id)) download(m.id)
   }, [catalog, download])
 
-  return { catalog, error, live, failures, download, pause, reload }
+  return { catalog, error, live, failures, download, pause, cancel, reload }
 }

@@ -23,6 +23,11 @@ export interface SettingsState {
   readonly addFile: (path: string) => Promise<UiError | null>
   /** forgets an added file, or deletes a downloaded model; resolves to the error to show, or null */
   readonly removeModel: (modelId: string) => Promise<UiError | null>
+  /**
+   * runs a change made elsewhere that alters the models listed (another server added, removed, given a key), then
+   * reads the settings and models again; resolves to the change's error to show, or null
+   */
+  readonly changeModels: (change: () => Promise<void>) => Promise<UiError | null>
 }
 
 /** Changes kept for laying over late answers; more than any user makes while one answer is on its way. */
@@ -102,5 +107,5 @@ export function useSettings(): SettingsState {
   const addFile = useCallback((path: string) => changeModels(async () => void (await api.models.addFile(path))), [api, changeModels])
   const removeModel = useCallback((modelId: string) => changeModels(async () => void (await api.models.remove(modelId))), [api, changeModels])
 
-  return { settings, models, folders, loading, error, reload, update, addFolder, removeFolder, addFile, removeModel }
+  return { settings, models, folders, loading, error, reload, update, addFolder, removeFolder, addFile, removeModel, changeModels }
 }

@@ -320,7 +320,7 @@ function Shell({ api }: { api: Api }): JSX.Element {
           onRename: (t) => conversation !== null && renameConversation(conversation.id, t),
           onModelChange: changeModel,
           onOpenChatSettings: () => setDialog({ kind: 'chat' }),
-          onOpenSettings: () => setDialog({ kind: 'settings', tab: 'general' }),
+          onOpenSettings: () => setDialog({ kind: 'settings', tab: 'models' }),
           onNewChat: newChat,
           onBranch: branchFrom,
           onSummarizeAgain: (file) => void summarize(file, false),

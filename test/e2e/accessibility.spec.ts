@@ -1,6 +1,6 @@
 /**
  * @file axe-core over the main views, in light and dark: the chat view with a conversation, its reply and the
- * device activity panel; Settings (General); Settings → Devices. Dark is reached both ways the app offers: the
+ * device activity panel; Settings → General; Settings → Models; Settings → Devices. Dark is reached both ways the app offers: the
  * OS preference (emulated) and the theme picked in Settings. Any violation of a WCAG 2.0/2.1/2.2 A or AA rule
  * fails, listed with the elements it was found on. Every check first waits for the view's content to be
  * rendered (never for time), and reduced motion is emulated so no transition is caught half-way. The theme
@@ -9,7 +9,7 @@
 import { AxeBuilder } from '@axe-core/playwright'
 import type { Locator, Page } from '@playwright/test'
 import { expect, test } from './fixtures'
-import { callApi, chooseModel, conversationButton, FAST_MODEL, openApp, replies, sendMessage, setChatSampling, waitForReplyEnd, withRequest } from './helpers'
+import { callApi, chooseModel, conversationButton, FAST_MODEL, openApp, openSettingsTab, replies, sendMessage, setChatSampling, showSettingsTab, waitForReplyEnd, withRequest } from './helpers'
 
 test.describe.configure({ mode: 'serial' })
 
@@ -50,10 +50,9 @@ async function openActivity(page: Page): Promise<Locator> {
 
 /** Opens Settings on its General tab, once the settings have loaded. */
 async function openSettings(page: Page): Promise<Locator> {
-  await page.getByRole('button', { name: 'Settings', exact: true }).click()
-  const dialog = page.getByRole('dialog', { name: 'Settings' })
+  const dialog = await openSettingsTab(page, 'General')
   await expect(dialog.getByLabel('Temperature')).not.toHaveValue('')
-  await expect(dialog.getByRole('list', { name: 'Models found' })).toBeVisible()
+  await expect(dialog.getByRole('checkbox', { name: 'Serve the OpenAI-compatible API' })).toBeVisible()
   return dialog
 }
 
@@ -82,10 +81,16 @@ test('the chat view with a conversation and a reply has no WCAG A/AA violations,
   await expectNoViolationsInEachScheme(page, 'chat view')
 })
 
-test('Settings, General and Devices, have no WCAG A/AA violations, light and dark', async ({ page }) => {
+test('Settings, General, Models and Devices, have no WCAG A/AA violations, light and dark', async ({ page }) => {
   await openApp(page)
   const dialog = await openSettings(page)
   await expectNoViolationsInEachScheme(page, 'Settings → General')
+
+  await showSettingsTab(dialog, 'Models')
+  await expect(dialog.getByRole('list', { name: 'Models found' })).toBeVisible()
+  await expect(dialog.getByRole('list', { name: 'Model catalog' })).toBeVisible()
+  await expect(dialog.getByRole('region', { name: 'Other servers' })).toBeVisible()
+  await expectNoViolationsInEachScheme(page, 'Settings → Models')
 
   await dialog.getByRole('tab', { name: 'Devices' }).click()
   await expect(dialog.getByRole('list', { name: 'Devices' })).toBeVisible()

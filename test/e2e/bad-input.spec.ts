@@ -6,10 +6,9 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import type { Page } from '@playwright/test'
 import { expect, test } from './fixtures'
 import { e2eEnv, E2E_ENV } from './env'
-import { chooseModel, composer, FAST_MODEL, openApp, replies, sendMessage, userMessages, waitForReplyEnd } from './helpers'
+import { chooseModel, composer, FAST_MODEL, openApp, openSettingsTab, replies, sendMessage, userMessages, waitForReplyEnd } from './helpers'
 
 test.describe.configure({ mode: 'serial' })
 
@@ -23,13 +22,6 @@ test.beforeAll(() => {
 test.afterAll(() => {
   rmSync(scratch, { recursive: true, force: true })
 })
-
-async function openSettings(page: Page): Promise<ReturnType<Page['getByRole']>> {
-  await page.getByRole('button', { name: 'Settings', exact: true }).click()
-  const dialog = page.getByRole('dialog', { name: 'Settings' })
-  await expect(dialog).toBeVisible()
-  return dialog
-}
 
 test('an empty message is not sent and says why', async ({ page }) => {
   await openApp(page)
@@ -73,7 +65,7 @@ test('a 200,000-character message is kept and the error says what to do', async 
 
 test('model folders: the missing built-in folder is flagged, a bad path is refused, a folder can be added and removed', async ({ page }) => {
   await openApp(page)
-  const dialog = await openSettings(page)
+  const dialog = await openSettingsTab(page, 'Models')
   const missing = e2eEnv(E2E_ENV.missingModelsDir)
   const missingRow = dialog.getByRole('listitem').filter({ hasText: missing })
   await expect(missingRow).toContainText('Missing: folder not found')
@@ -102,7 +94,7 @@ test('a corrupt model file is listed as unusable with the reason', async ({ page
   mkdirSync(folder)
   writeFileSync(join(folder, 'broken.gguf'), Buffer.from('GGUF this is not a real model file'))
   await openApp(page)
-  const dialog = await openSettings(page)
+  const dialog = await openSettingsTab(page, 'Models')
   await dialog.getByRole('textbox', { name: 'Folder path' }).fill(folder)
   await dialog.getByRole('button', { name: 'Add folder' }).click()
   const row = dialog.getByRole('list', { name: 'Models found' }).getByRole('listitem').filter({ hasText: 'broken.gguf' })
@@ -120,7 +112,7 @@ test('a model folder that disappears: the error says what to do and the message 
   copyFileSync(join(sharedModels, 'stories260K', 'stories260K.bin'), join(folder, 'vanishing.bin'))
   copyFileSync(join(sharedModels, 'stories260K', 'tok512.bin'), join(folder, 'tok512.bin'))
   await openApp(page)
-  let dialog = await openSettings(page)
+  let dialog = await openSettingsTab(page, 'Models')
   await dialog.getByRole('textbox', { name: 'Folder path' }).fill(folder)
   await dialog.getByRole('button', { name: 'Add folder' }).click()
   await expect(dialog.getByRole('listitem').filter({ hasText: 'vanishing.bin' })).toBeVisible()
@@ -135,7 +127,9 @@ test('a model folder that disappears: the error says what to do and the message 
   await expect(alert).toBeVisible()
   await expect(alert).toContainText('not available any more')
   await expect(userMessages(page).first()).toHaveText('Where did the model go?')
+  // the button opens Settings where the problem is: the Models tab, with the folder flagged
   await alert.getByRole('button', { name: 'Open Settings' }).click()
   dialog = page.getByRole('dialog', { name: 'Settings' })
+  await expect(dialog.getByRole('tab', { name: 'Models' })).toHaveAttribute('aria-selected', 'true')
   await expect(dialog.getByRole('listitem').filter({ hasText: folder })).toContainText('Missing: folder not found')
 })

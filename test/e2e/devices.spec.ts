@@ -10,23 +10,13 @@
  */
 import type { Locator, Page } from '@playwright/test'
 import { expect, test } from './fixtures'
-import { chooseModel, LONG_MODEL, openApp, replies, saveScreenshot, sendMessage, setChatSampling, waitForReplyEnd } from './helpers'
+import { chooseModel, LONG_MODEL, openApp, openSettingsTab, replies, saveScreenshot, sendMessage, setChatSampling, waitForReplyEnd } from './helpers'
 
 const CPU = 'cpu'
 const GPU = 'webgpu-0'
 
 /** The first generation on the software GPU compiles its shaders (~15 s on lavapipe), then decodes slowly. */
 const GENERATION_TIMEOUT_MS = 180_000
-
-/** Opens Settings on its Devices tab; returns the dialog. */
-async function openDevices(page: Page): Promise<Locator> {
-  await page.getByRole('button', { name: 'Settings', exact: true }).click()
-  const dialog = page.getByRole('dialog', { name: 'Settings' })
-  await expect(dialog).toBeVisible()
-  await dialog.getByRole('tab', { name: 'Devices' }).click()
-  await expect(dialog.getByRole('tab', { name: 'Devices' })).toHaveAttribute('aria-selected', 'true')
-  return dialog
-}
 
 /** A device's row in the Settings list. */
 function deviceRow(dialog: Locator, id: string): Locator {
@@ -110,7 +100,7 @@ test.afterAll(async ({ browser }) => {
   const page = await browser.newPage()
   try {
     await openApp(page)
-    const dialog = await openDevices(page)
+    const dialog = await openSettingsTab(page, 'Devices')
     const radio = dialog.locator(`input[name="placement-preset"][value="${originalPreset}"]`)
     if (!(await radio.isChecked())) {
       await radio.check()
@@ -123,7 +113,7 @@ test.afterAll(async ({ browser }) => {
 
 test('Settings → Devices lists the CPU and the software GPU, labelled as software', async ({ page }, testInfo) => {
   await openApp(page)
-  const dialog = await openDevices(page)
+  const dialog = await openSettingsTab(page, 'Devices')
 
   const cpu = deviceRow(dialog, CPU)
   await expect(cpu).toContainText('Ready', { timeout: 60_000 })
@@ -148,14 +138,33 @@ test('Settings → Devices lists the CPU and the software GPU, labelled as softw
   await page.emulateMedia({ colorScheme: 'dark' })
   await saveScreenshot(page, testInfo, 'settings-devices-1280x800-dark')
 
-  // the tabs work from the keyboard: arrows move between them
+  // the tabs work from the keyboard: arrows move between them (wrapping at the ends), Home and End go to the ends
+  const tabs = dialog.getByRole('tablist', { name: 'Settings sections' }).getByRole('tab')
+  await expect(tabs).toHaveText(['General', 'Models', 'Devices'])
+  const selects = async (name: string, shown: Locator): Promise<void> => {
+    const tab = dialog.getByRole('tab', { name, exact: true })
+    await expect(tab).toHaveAttribute('aria-selected', 'true')
+    await expect(tab).toBeFocused()
+    await expect(shown).toBeVisible()
+  }
+  const general = dialog.getByRole('radio', { name: 'Match system' })
+  const models = dialog.getByRole('list', { name: 'Models found' })
+  const devices = dialog.getByRole('list', { name: 'Devices' })
   await dialog.getByRole('tab', { name: 'Devices' }).focus()
   await page.keyboard.press('ArrowLeft')
-  await expect(dialog.getByRole('tab', { name: 'General' })).toHaveAttribute('aria-selected', 'true')
-  await expect(dialog.getByRole('tab', { name: 'General' })).toBeFocused()
-  await expect(dialog.getByRole('radio', { name: 'Match system' })).toBeVisible()
+  await selects('Models', models)
+  await page.keyboard.press('ArrowLeft')
+  await selects('General', general)
+  await page.keyboard.press('ArrowLeft')
+  await selects('Devices', devices)
   await page.keyboard.press('ArrowRight')
-  await expect(dialog.getByRole('list', { name: 'Devices' })).toBeVisible()
+  await selects('General', general)
+  await page.keyboard.press('End')
+  await selects('Devices', devices)
+  await page.keyboard.press('Home')
+  await selects('General', general)
+  await page.keyboard.press('ArrowRight')
+  await selects('Models', models)
 })
 
 test('a split across the CPU and the software GPU: saved, kept after a reload, both devices busy while generating, named in the stats', async ({ page }, testInfo) => {
@@ -163,7 +172,7 @@ test('a split across the CPU and the software GPU: saved, kept after a reload, b
   await openApp(page)
   // the placement is worked out for the default model, which is the one last picked
   await chooseModel(page, LONG_MODEL)
-  let dialog = await openDevices(page)
+  let dialog = await openSettingsTab(page, 'Devices')
   originalPreset = await dialog.getByRole('radio', { checked: true }).getAttribute('value')
   const cpuName = await deviceName(dialog, CPU)
   const gpuName = await deviceName(dialog, GPU)
@@ -211,7 +220,7 @@ test('a split across the CPU and the software GPU: saved, kept after a reload, b
 
   // the choice persisted (SQLite), and the editor reads it back
   await page.reload()
-  dialog = await openDevices(page)
+  dialog = await openSettingsTab(page, 'Devices')
   await expect(dialog.getByRole('radio', { name: /^Custom/ })).toBeChecked()
   await expect(dialog.getByLabel('Prefill (reading the prompt) runs on')).toHaveValue(GPU)
   await expect(dialog.getByLabel('Decode (writing the reply) runs on')).toHaveValue(CPU)
@@ -258,7 +267,7 @@ test('Auto: measured before the next reply, then explained with a predicted spee
   test.setTimeout(GENERATION_TIMEOUT_MS + 120_000)
   await openApp(page)
   await chooseModel(page, LONG_MODEL)
-  let dialog = await openDevices(page)
+  let dialog = await openSettingsTab(page, 'Devices')
   originalPreset ??= await dialog.getByRole('radio', { checked: true }).getAttribute('value')
   const auto = dialog.getByRole('radio', { name: /^Auto/ })
   if (!(await auto.isChecked())) {
@@ -276,7 +285,7 @@ test('Auto: measured before the next reply, then explained with a predicted spee
   await sendMessage(page, 'The cat')
   expect(await waitForReplyEnd(replies(page).last(), GENERATION_TIMEOUT_MS)).toBe('complete')
 
-  dialog = await openDevices(page)
+  dialog = await openSettingsTab(page, 'Devices')
   const runsNext = dialog.getByRole('region', { name: 'Runs next' })
   await expect(runsNext).toContainText(/Predicted on this machine: prefill [\d.,]+ tok\/s · decode [\d.,]+ tok\/s/)
   const explanation = (await runsNext.locator('.placement-explanation').textContent()) ?? ''

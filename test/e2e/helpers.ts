@@ -34,6 +34,25 @@ export async function chooseModel(page: Page, fileName: string): Promise<void> {
   await expect(picker).toHaveValue(value)
 }
 
+/** The Settings dialog's tabs, by their labels. */
+export type SettingsTabName = 'General' | 'Models' | 'Devices'
+
+/** Opens Settings from the sidebar and shows one of its tabs; returns the dialog. */
+export async function openSettingsTab(page: Page, tab: SettingsTabName): Promise<Locator> {
+  await page.getByRole('button', { name: 'Settings', exact: true }).click()
+  const dialog = page.getByRole('dialog', { name: 'Settings' })
+  await expect(dialog).toBeVisible()
+  await showSettingsTab(dialog, tab)
+  return dialog
+}
+
+/** Shows one tab of the open Settings dialog (each tab's sections exist only while it is shown). */
+export async function showSettingsTab(dialog: Locator, tab: SettingsTabName): Promise<void> {
+  const button = dialog.getByRole('tab', { name: tab, exact: true })
+  await button.click()
+  await expect(button).toHaveAttribute('aria-selected', 'true')
+}
+
 /** Sets this chat's sampling in the Chat settings dialog. */
 export async function setChatSampling(page: Page, sampling: { temperature?: number; maxTokens?: number }): Promise<void> {
   await page.getByRole('button', { name: 'Chat settings' }).click()

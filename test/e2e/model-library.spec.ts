@@ -16,7 +16,7 @@ import { TINY_MODEL } from '../helpers/loopback-hub'
 import { sharedModel } from '../helpers/paths'
 import { e2eEnv, E2E_ENV } from './env'
 import { expect, test } from './fixtures'
-import { callApi, chooseModel, expectNoViolations, LONG_MODEL, openApp, replies, saveScreenshot, sendMessage, setChatSampling, waitForReplyEnd, withRequest } from './helpers'
+import { callApi, chooseModel, expectNoViolations, LONG_MODEL, openApp, openSettingsTab, replies, saveScreenshot, sendMessage, setChatSampling, waitForReplyEnd, withRequest } from './helpers'
 
 test.describe.configure({ mode: 'serial' })
 
@@ -38,9 +38,9 @@ test.afterAll(async ({ playwright }) => {
   rmSync(scratch, { recursive: true, force: true })
 })
 
+/** Opens Settings → Models once the models found are listed; returns the dialog. */
 async function openSettings(page: Page): Promise<Locator> {
-  await page.getByRole('button', { name: 'Settings', exact: true }).click()
-  const dialog = page.getByRole('dialog', { name: 'Settings' })
+  const dialog = await openSettingsTab(page, 'Models')
   await expect(dialog.getByRole('list', { name: 'Models found' })).toBeVisible()
   return dialog
 }

@@ -3,19 +3,10 @@
  * layers without a shadow are stored (still there after a reload); a reply with W8A8 on and the model never
  * calibrated fails with a message that says how to calibrate, and turning W8A8 off answers again.
  */
-import type { Page } from '@playwright/test'
 import { expect, test } from './fixtures'
-import { callApi, chooseModel, FAST_MODEL, openApp, replies, sendMessage, waitForReplyEnd, withRequest } from './helpers'
+import { callApi, chooseModel, FAST_MODEL, openApp, openSettingsTab, replies, sendMessage, waitForReplyEnd, withRequest } from './helpers'
 
 test.describe.configure({ mode: 'serial' })
-
-async function openDevices(page: Page): Promise<ReturnType<Page['getByRole']>> {
-  await page.getByRole('button', { name: 'Settings', exact: true }).click()
-  const dialog = page.getByRole('dialog', { name: 'Settings' })
-  await expect(dialog).toBeVisible()
-  await dialog.getByRole('tab', { name: 'Devices' }).click()
-  return dialog
-}
 
 // whatever a failed run left behind, the other specs chat in float
 test.afterAll(async ({ playwright }) => {
@@ -25,7 +16,7 @@ test.afterAll(async ({ playwright }) => {
 test('W8A8 is a stored setting; without a calibration a reply says to calibrate; off again, the model answers', async ({ page }) => {
   test.setTimeout(120_000)
   await openApp(page)
-  let dialog = await openDevices(page)
+  let dialog = await openSettingsTab(page, 'Devices')
   const section = dialog.getByRole('region', { name: 'Integer NPUs' })
   await expect(section.getByLabel('Run NPU matmuls in W8A8')).not.toBeChecked()
   await expect(section.getByLabel('Layers without a shadow (%)')).toHaveValue('85')
@@ -39,7 +30,7 @@ test('W8A8 is a stored setting; without a calibration a reply says to calibrate;
   await expect(section.getByRole('status')).toContainText('Saved')
 
   await page.reload()
-  dialog = await openDevices(page)
+  dialog = await openSettingsTab(page, 'Devices')
   await expect(dialog.getByRole('region', { name: 'Integer NPUs' }).getByLabel('Run NPU matmuls in W8A8')).toBeChecked()
   await expect(dialog.getByRole('region', { name: 'Integer NPUs' }).getByLabel('Layers without a shadow (%)')).toHaveValue('0')
   await page.keyboard.press('Escape')
@@ -49,7 +40,7 @@ test('W8A8 is a stored setting; without a calibration a reply says to calibrate;
   await sendMessage(page, 'Once upon a time')
   await expect(page.getByRole('alert').filter({ hasText: 'npx tandem calibrate' })).toBeVisible({ timeout: 60_000 })
 
-  dialog = await openDevices(page)
+  dialog = await openSettingsTab(page, 'Devices')
   await dialog.getByRole('region', { name: 'Integer NPUs' }).getByLabel('Run NPU matmuls in W8A8').uncheck()
   await expect(dialog.getByRole('region', { name: 'Integer NPUs' }).getByRole('status')).toContainText('Saved')
   await page.keyboard.press('Escape')

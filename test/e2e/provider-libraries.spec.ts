@@ -6,22 +6,14 @@
  * stored in SQLite). It is removed at the end; its device stays until the server restarts, which the page says.
  */
 import { existsSync } from 'node:fs'
-import type { Locator, Page } from '@playwright/test'
+import type { Locator } from '@playwright/test'
 import { expect, test } from './fixtures'
 import { e2eEnv, E2E_ENV } from './env'
-import { openApp } from './helpers'
+import { openApp, openSettingsTab } from './helpers'
 
 test.describe.configure({ mode: 'serial' })
 
 const VIRTUAL_NPU_NAME = 'Virtual NPU (test provider, runs on the CPU)'
-
-async function openDevices(page: Page): Promise<Locator> {
-  await page.getByRole('button', { name: 'Settings', exact: true }).click()
-  const dialog = page.getByRole('dialog', { name: 'Settings' })
-  await expect(dialog).toBeVisible()
-  await dialog.getByRole('tab', { name: 'Devices' }).click()
-  return dialog
-}
 
 async function addLibrary(dialog: Locator, name: string, path: string, options = ''): Promise<void> {
   const form = dialog.getByRole('form', { name: 'Add a provider library' })
@@ -36,7 +28,7 @@ test('a provider library is checked by loading it, kept across reloads, and brin
   test.skip(npuLibrary === '', 'no C++ compiler under TANDEM_SKIP_SYSTEM_TESTS=1: the virtual NPU was not built')
   test.setTimeout(120_000)
   await openApp(page)
-  let dialog = await openDevices(page)
+  let dialog = await openSettingsTab(page, 'Devices')
   const libraries = dialog.getByRole('list', { name: 'Provider libraries' })
   await expect(libraries).toContainText('No provider libraries added.')
 
@@ -62,7 +54,7 @@ test('a provider library is checked by loading it, kept across reloads, and brin
 
   // stored: a reload (a new page, the same server) lists it again
   await page.reload()
-  dialog = await openDevices(page)
+  dialog = await openSettingsTab(page, 'Devices')
   await expect(dialog.getByRole('list', { name: 'Provider libraries' }).locator('[data-provider="virtual-npu"]')).toContainText('TandemVirtualNPU')
   await expect(dialog.getByRole('list', { name: 'Provider libraries' }).locator('[data-provider="virtual-npu"]')).toContainText('launch_us=100, gops=4000')
 

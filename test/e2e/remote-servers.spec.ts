@@ -1,5 +1,5 @@
 /**
- * @file Settings → Other servers in browser mode, against real OpenAI-compatible servers on loopback. A plain-HTTP URL
+ * @file Settings → Models → Other servers in browser mode, against real OpenAI-compatible servers on loopback. A plain-HTTP URL
  * to another machine is refused with the reason. The e2e server's own OpenAI API (`tandem serve --api`, started by
  * the global setup) is added as "Loopback Tandem": its models are listed under it and in the chat's picker, marked
  * with its name, and a chat with one streams a reply whose stats say where it ran (remote chats run outside the local
@@ -13,7 +13,7 @@ import type { APIRequestContext, Locator, Page } from '@playwright/test'
 import { FLAKY_MODEL, startFlakyServer, type FlakyServer } from '../helpers/flaky-openai-server'
 import { e2eEnv, E2E_ENV } from './env'
 import { expect, test } from './fixtures'
-import { callApi, expectNoViolations, FAST_MODEL, openApp, recordedGrowth, recordGrowth, replies, saveScreenshot, sendMessage, setChatSampling, waitForReplyEnd, withRequest } from './helpers'
+import { callApi, expectNoViolations, FAST_MODEL, openApp, openSettingsTab, recordedGrowth, recordGrowth, replies, saveScreenshot, sendMessage, setChatSampling, waitForReplyEnd, withRequest } from './helpers'
 
 test.describe.configure({ mode: 'serial' })
 
@@ -45,8 +45,7 @@ test.afterAll(async ({ playwright }) => {
 })
 
 async function openSettings(page: Page): Promise<{ dialog: Locator; section: Locator }> {
-  await page.getByRole('button', { name: 'Settings', exact: true }).click()
-  const dialog = page.getByRole('dialog', { name: 'Settings' })
+  const dialog = await openSettingsTab(page, 'Models')
   const section = dialog.getByRole('region', { name: 'Other servers' })
   await expect(section).toBeVisible()
   return { dialog, section }
@@ -127,7 +126,7 @@ test('another server: a plain-HTTP address elsewhere is refused; Tandem’s own 
   await expect(dialog.getByRole('combobox', { name: 'Default model for new chats' }).getByRole('option', { name: `${FAST_MODEL} — ${LOOPBACK}`, exact: true })).toHaveCount(1)
 
   await row.scrollIntoViewIfNeeded()
-  await expectNoViolations(page, 'Settings → Other servers with a server')
+  await expectNoViolations(page, 'Settings → Models → Other servers with a server')
   await page.setViewportSize({ width: 400, height: 800 })
   await row.scrollIntoViewIfNeeded()
   expect(await fitsWidth(page)).toBe(true)

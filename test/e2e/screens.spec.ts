@@ -5,7 +5,7 @@
  */
 import type { Page } from '@playwright/test'
 import { expect, test } from './fixtures'
-import { chooseModel, conversationButton, FAST_MODEL, openApp, replies, saveScreenshot, sendMessage, setChatSampling, waitForReplyEnd } from './helpers'
+import { chooseModel, conversationButton, FAST_MODEL, openApp, openSettingsTab, replies, saveScreenshot, sendMessage, setChatSampling, showSettingsTab, waitForReplyEnd } from './helpers'
 
 test.describe.configure({ mode: 'serial' })
 
@@ -42,10 +42,13 @@ test('wide window (1280×800), light and dark', async ({ page }, testInfo) => {
   await page.emulateMedia({ colorScheme: 'dark' })
   await saveScreenshot(page, testInfo, 'conversation-1280x800-dark')
 
-  await page.getByRole('button', { name: 'Settings', exact: true }).click()
-  await expect(page.getByRole('dialog', { name: 'Settings' })).toBeVisible()
+  const dialog = await openSettingsTab(page, 'General')
   await expectNamedControls(page)
   await saveScreenshot(page, testInfo, 'settings-1280x800-dark')
+  await showSettingsTab(dialog, 'Models')
+  await expect(dialog.getByRole('list', { name: 'Models found' })).toBeVisible()
+  await expectNamedControls(page)
+  await saveScreenshot(page, testInfo, 'settings-models-1280x800-dark')
 })
 
 test('narrow window (400×800): the sidebar collapses to a toggle', async ({ page }, testInfo) => {

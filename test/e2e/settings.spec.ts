@@ -8,7 +8,7 @@
 import type { APIRequestContext, APIResponse, Locator, Page, Route } from '@playwright/test'
 import { expect, test } from './fixtures'
 import { e2eEnv, E2E_ENV } from './env'
-import { callApi, composer, openApp, withRequest } from './helpers'
+import { callApi, composer, openApp, openSettingsTab, showSettingsTab, withRequest } from './helpers'
 
 test.describe.configure({ mode: 'serial' })
 
@@ -53,11 +53,9 @@ function startingSettings(): Changed {
   return original
 }
 
-async function openSettings(page: Page): Promise<Locator> {
-  await page.getByRole('button', { name: 'Settings', exact: true }).click()
-  const dialog = page.getByRole('dialog', { name: 'Settings' })
-  await expect(dialog).toBeVisible()
-  return dialog
+/** Opens Settings on its General tab (theme and default sampling); returns the dialog. */
+function openSettings(page: Page): Promise<Locator> {
+  return openSettingsTab(page, 'General')
 }
 
 test('default sampling shows settings that arrive after the dialog opened', async ({ page }) => {
@@ -74,7 +72,7 @@ test('default sampling shows settings that arrive after the dialog opened', asyn
   const dialog = await openSettings(page)
   // The app's first load and the dialog's own rescan are both waiting.
   await expect.poll(() => held.length).toBe(2)
-  await expect(dialog.getByRole('heading', { name: 'Models' })).toBeVisible()
+  await expect(dialog.getByRole('heading', { name: 'Appearance' })).toBeVisible()
   await expect(dialog.getByRole('heading', { name: 'Default sampling for new chats' })).toHaveCount(0)
 
   holding = false
@@ -87,36 +85,54 @@ test('default sampling shows settings that arrive after the dialog opened', asyn
 test('default sampling follows changed settings until the user types, then keeps what was typed', async ({ page }) => {
   const start = startingSettings()
   await openApp(page)
+  // Each settings read is held until the change made meanwhile "in another window" is in, so it brings that change
+  // while the form is on screen (switching tabs would start the form over).
+  const held: Route[] = []
+  await page.route('**/api/settings/get', (route) => {
+    held.push(route)
+  })
+  const release = async (): Promise<void> => {
+    for (const route of held.splice(0)) await route.continue()
+  }
   const dialog = await openSettings(page)
   const temperature = dialog.getByLabel('Temperature')
   const maxTokens = dialog.getByLabel('Max tokens')
   await expect(maxTokens).toHaveValue(String(start.sampling.maxTokens))
-  // The theme radio reads the settings directly: when it changes, the rescan's answer has landed.
+  // The theme radio reads the settings directly: when it changes, the read's answer has landed.
   const otherTheme = start.theme === 'dark' ? 'light' : 'dark'
   const themeRadio = (theme: string): Locator =>
     dialog.getByRole('radio', { name: theme === 'dark' ? 'Dark' : theme === 'light' ? 'Light' : 'Match system' })
 
-  // Changed elsewhere while nothing was typed: the form shows the new values.
+  // Changed elsewhere while nothing was typed: the form shows the new values (the dialog's opening rescan brings them).
+  await expect.poll(() => held.length).toBe(1)
   await writeChanged(page.request, { theme: otherTheme, sampling: { ...start.sampling, temperature: 1.3 } })
-  await dialog.getByRole('button', { name: 'Scan again' }).click()
+  await release()
   await expect(themeRadio(otherTheme)).toBeChecked()
   await expect(temperature).toHaveValue('1.3')
 
-  // Typed, then changed elsewhere: what was typed stays.
+  // Typed, then changed elsewhere: what was typed stays. The rescan is Scan again on the Models tab, held until the
+  // user is back on General, has typed, and the change is in.
+  await showSettingsTab(dialog, 'Models')
+  await dialog.getByRole('button', { name: 'Scan again' }).click()
+  await expect.poll(() => held.length).toBe(1)
+  await showSettingsTab(dialog, 'General')
+  await expect(temperature).toHaveValue('1.3')
   await maxTokens.fill('300')
   await writeChanged(page.request, { theme: start.theme, sampling: { ...start.sampling, temperature: 0.4, maxTokens: 999 } })
-  await dialog.getByRole('button', { name: 'Scan again' }).click()
+  await release()
   await expect(themeRadio(start.theme)).toBeChecked()
   await expect(maxTokens).toHaveValue('300')
   await expect(temperature).toHaveValue('1.3')
 
-  // Saved: the form shows the settings again, which now hold what was saved.
+  // Saved: the form shows the settings again, which now hold what was saved. Picking a theme answers with the
+  // settings as they are then, changed elsewhere meanwhile: the form shows them.
   await dialog.getByRole('button', { name: 'Save defaults' }).click()
   await expect(dialog.getByRole('status').filter({ hasText: 'Saved.' })).toBeVisible()
   expect((await readChanged(page.request)).sampling).toEqual({ ...start.sampling, temperature: 1.3, maxTokens: 300 })
   await writeChanged(page.request, { theme: start.theme, sampling: { ...start.sampling, maxTokens: 128 } })
-  await dialog.getByRole('button', { name: 'Scan again' }).click()
+  await themeRadio(otherTheme).check()
   await expect(maxTokens).toHaveValue('128')
+  expect(held).toHaveLength(0)
 })
 
 test('a theme picked while an older settings answer is on its way stays picked', async ({ page }) => {
@@ -142,10 +158,13 @@ test('a theme picked while an older settings answer is on its way stays picked',
   await first.route.fulfill({ response: first.response })
   await expect(radio).toBeEnabled()
 
-  // Another rescan reads the settings, then the user picks a theme before its answer arrives.
+  // Another rescan (Scan again, on the Models tab) reads the settings, then the user goes back to General and picks
+  // a theme before its answer arrives.
+  await showSettingsTab(dialog, 'Models')
   await dialog.getByRole('button', { name: 'Scan again' }).click()
   await expect.poll(() => held.length).toBe(1)
   const [rescan] = held.splice(0)
+  await showSettingsTab(dialog, 'General')
   await radio.check()
   await expect.poll(async () => (await readChanged(page.request)).theme).toBe(picked)
 

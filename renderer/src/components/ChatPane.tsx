@@ -50,6 +50,7 @@ export interface ChatPaneActions {
   readonly onRename: (title: string) => void
   readonly onModelChange: (modelId: string) => void
   readonly onOpenChatSettings: () => void
+  /** opens Settings → Models: the pane sends the user to Settings only for model problems (none found, one unusable) */
   readonly onOpenSettings: () => void
   readonly onNewChat: () => void
   /** starts a new conversation from a message of this one */

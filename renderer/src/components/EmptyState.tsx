@@ -24,8 +24,8 @@ export function EmptyState({ loading, models, model, onOpenSettings }: EmptyStat
         <h2>No models found</h2>
         <p>
           {models.length === 0
-            ? 'Add a folder with GGUF, llama2.c or Hugging Face models in Settings.'
-            : `Found ${models.length} model${models.length === 1 ? '' : 's'}, but none can be used. Settings shows why; add a folder with GGUF, llama2.c or Hugging Face models.`}
+            ? 'Add a folder with GGUF, llama2.c or Hugging Face models in Settings → Models.'
+            : `Found ${models.length} model${models.length === 1 ? '' : 's'}, but none can be used. Settings → Models shows why; add a folder with GGUF, llama2.c or Hugging Face models.`}
         </p>
         <button type="button" className="button-primary" onClick={onOpenSettings}>
           Open Settings

@@ -1,5 +1,5 @@
 /**
- * @file Settings → General → Other servers: OpenAI-compatible servers whose models Tandem can use (a vendor's NPU
+ * @file Settings → Models → Other servers: OpenAI-compatible servers whose models Tandem can use (a vendor's NPU
  * server, Ollama, LM Studio, vLLM or llama.cpp's server on a bigger machine). "Add server" asks the server for its
  * models first, which can take seconds, and the app refuses one that does not answer (or breaks the URL rules) with
  * the reason. Each server shows its models, where its key is kept and its problem, with Change key and Remove.

@@ -1,8 +1,8 @@
 /**
- * @file App settings in two tabs. General: theme, model folders (add, remove, missing ones flagged), the models
- * found and added (ModelLibrary), other servers whose models can be used (RemoteServers), the catalog to download
- * from (ModelCatalog), default sampling, conversation memory, the local API, export and import of conversations.
- * Devices: the compute devices and the placement (DevicesSettings).
+ * @file App settings in three tabs. General: theme, default sampling, conversation memory, the local API, export
+ * and import of conversations. Models: the model folders, the models found and added with the default for new
+ * chats, the catalog to download from and other servers whose models can be used (ModelsSettings). Devices: the
+ * compute devices and the placement (DevicesSettings).
  */
 import { useEffect, useRef, useState, type JSX, type KeyboardEvent } from 'react'
 import type { ThemeSetting } from '../../../preload/api'
@@ -10,17 +10,13 @@ import { errorText } from '../lib/errors'
 import type { DevicesState } from '../state/use-devices'
 import { useEdits } from '../state/use-edits'
 import type { SettingsState } from '../state/use-settings'
-import { AddPathForm } from './AddPathForm'
 import { ConversationTransferSettings } from './ConversationTransferSettings'
 import { DevicesSettings } from './DevicesSettings'
-import { FormError, FormStatus, type FormStatusValue } from './FormError'
-import { Icon } from './icons'
+import { FormStatus, type FormStatusValue } from './FormError'
 import { KvSnapshotSettings } from './KvSnapshotSettings'
 import { LocalApiSettings } from './LocalApiSettings'
 import { Modal } from './Modal'
-import { ModelCatalog } from './ModelCatalog'
-import { ModelLibrary } from './ModelLibrary'
-import { RemoteServers } from './RemoteServers'
+import { ModelsSettings } from './ModelsSettings'
 import { parseDraft, SamplingFields, toDraft } from './SamplingFields'
 
 const THEMES: readonly { value: ThemeSetting; label: string }[] = [
@@ -28,52 +24,6 @@ const THEMES: readonly { value: ThemeSetting; label: string }[] = [
   { value: 'light', label: 'Light' },
   { value: 'dark', label: 'Dark' }
 ]
-
-function FoldersSection({ state }: { state: SettingsState }): JSX.Element {
-  // a folder that could not be removed
-  const [error, setError] = useState<string | null>(null)
-  return (
-    <section className="settings-section" aria-labelledby="settings-folders">
-      <h3 id="settings-folders">Model folders</h3>
-      <p className="field-help">Tandem looks for GGUF files, llama2.c checkpoints and Hugging Face model folders here.</p>
-      <ul className="folder-list">
-        {state.folders.map((f) => (
-          <li key={f.path} className={f.exists && f.problem === null ? 'folder' : 'folder missing'}>
-            <Icon name={f.exists && f.problem === null ? 'folder' : 'alert'} size={16} />
-            <span className="folder-path" title={f.path}>
-              {f.path}
-            </span>
-            {f.builtIn && <span className="badge">Built in</span>}
-            {!f.exists && <span className="badge warn">Missing: folder not found</span>}
-            {f.problem !== null && <span className="badge warn folder-problem">{f.problem}</span>}
-            {!f.builtIn && (
-              <button
-                type="button"
-                className="button-ghost button-small"
-                aria-label={`Remove folder ${f.path}`}
-                onClick={() => {
-                  void state.removeFolder(f.path).then((failure) => setError(failure === null ? null : errorText(failure)))
-                }}
-              >
-                Remove
-              </button>
-            )}
-          </li>
-        ))}
-        {state.folders.length === 0 && <li className="field-help">No folders yet.</li>}
-      </ul>
-      <AddPathForm
-        id="settings-folder-path"
-        label="Folder path"
-        placeholder="/home/me/models"
-        buttonLabel="Add folder"
-        emptyMessage="Type the full path of a folder that holds models."
-        onAdd={state.addFolder}
-      />
-      <FormError message={error} />
-    </section>
-  )
-}
 
 function SamplingSection({ state }: { state: SettingsState }): JSX.Element | null {
   const settings = state.settings
@@ -115,10 +65,11 @@ function SamplingSection({ state }: { state: SettingsState }): JSX.Element | nul
 }
 
 /** The dialog's tabs. */
-export type SettingsTab = 'general' | 'devices'
+export type SettingsTab = 'general' | 'models' | 'devices'
 
 const TABS: readonly { id: SettingsTab; label: string }[] = [
   { id: 'general', label: 'General' },
+  { id: 'models', label: 'Models' },
   { id: 'devices', label: 'Devices' }
 ]
 
@@ -148,10 +99,6 @@ function GeneralSettings({ state, onConversationsImported }: { state: SettingsSt
           ))}
         </fieldset>
       </section>
-      <FoldersSection state={state} />
-      <ModelLibrary state={state} />
-      <RemoteServers state={state} />
-      <ModelCatalog models={state.models} onInstalled={() => void state.reload()} />
       <SamplingSection state={state} />
       <KvSnapshotSettings state={state} />
       <LocalApiSettings />
@@ -212,7 +159,9 @@ export function SettingsDialog({ state, devices, initialTab = 'general', onConve
         ))}
       </div>
       <div role="tabpanel" id={`settings-panel-${tab}`} aria-labelledby={`settings-tab-${tab}`} className="tab-panel">
-        {tab === 'general' ? <GeneralSettings state={state} onConversationsImported={onConversationsImported} /> : <DevicesSettings state={devices} settings={state} />}
+        {tab === 'general' && <GeneralSettings state={state} onConversationsImported={onConversationsImported} />}
+        {tab === 'models' && <ModelsSettings state={state} />}
+        {tab === 'devices' && <DevicesSettings state={devices} settings={state} />}
       </div>
     </Modal>
   )

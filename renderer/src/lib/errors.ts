@@ -30,14 +30,14 @@ export function errorParts(error: unknown): { name: string; message: string } {
 
 const matches = (text: string, ...words: string[]): boolean => words.some((w) => text.includes(w))
 
-const NO_MODEL_HINT = 'Add a folder with GGUF, llama2.c or Hugging Face models in Settings, then pick a model.'
+const NO_MODEL_HINT = 'Add a folder with GGUF, llama2.c or Hugging Face models in Settings → Models, then pick a model.'
 
 /** What each error name the Api uses (main/services/errors.ts) means for the user. */
 const BY_NAME: Readonly<Record<string, Omit<UiError, 'detail'>>> = {
   NoModelError: { title: 'No model available', hint: NO_MODEL_HINT, action: 'settings' },
   ModelError: {
     title: 'The model could not be loaded',
-    hint: 'Pick another model in the header, or check in Settings that the file is complete and supported.',
+    hint: 'Pick another model in the header, or check in Settings → Models that the file is complete and supported.',
     action: 'settings'
   },
   ContextOverflowError: {

@@ -134,10 +134,10 @@ export class RemoteServersService {
   async modelEntries(): Promise<ModelEntry[]> {
     const freshMs = this.options.freshMs ?? DEFAULT_FRESH_MS
     const servers = this.options.store.remoteServers.list()
-    // a round already running is not waited for: it may be asking this very app (Tandem added as a server of itself)
-    if (this.refreshing !== null) return servers.flatMap((s) => this.entriesOf(s))
+    // Only a server never asked this run is waited for (joining a round already running). A known one's list is
+    // served as it is while a round runs: that round may be asking this very app (Tandem added as a server of itself).
     if (servers.some((s) => !this.known.has(s.id))) await this.refresh()
-    else if (servers.some((s) => this.nowMs() - (this.known.get(s.id)?.atMs ?? 0) > freshMs)) void this.refresh().catch(() => undefined)
+    else if (this.refreshing === null && servers.some((s) => this.nowMs() - (this.known.get(s.id)?.atMs ?? 0) > freshMs)) void this.refresh().catch(() => undefined)
     return this.options.store.remoteServers.list().flatMap((s) => this.entriesOf(s))
   }
 

@@ -309,10 +309,10 @@ export default defineConfig(
     BAN_NODE_BUILTINS,
     ban(`${UP}main(/|$)`, 'renderer/ imports nothing from main/; it talks to window.tandem.'),
     ban(`${UP}preload(/(?!api$).*)?$`, 'renderer/ may import only the Api types from preload/api.ts.'),
-    // Besides types, the two plain-data tables the bridges are generated from (preload/api.ts has no imports).
-    ban(`${UP}preload/api$`, "renderer/ may import only types, API_METHODS, API_LIMITS and DOCUMENT_EXTENSIONS from preload/api.ts (plain data).", {
+    // Besides types, the plain data both sides agree on and one pure parser of the same kind (preload/api.ts has no imports).
+    ban(`${UP}preload/api$`, 'renderer/ may import only types, API_METHODS, API_LIMITS, DOCUMENT_EXTENSIONS and parseRemoteModelId from preload/api.ts (plain data, a pure parser).', {
       allowTypeImports: true,
-      allowImportNames: ['API_METHODS', 'API_LIMITS', 'DOCUMENT_EXTENSIONS']
+      allowImportNames: ['API_METHODS', 'API_LIMITS', 'DOCUMENT_EXTENSIONS', 'parseRemoteModelId']
     })
   ])
 )

@@ -1,8 +1,9 @@
 /**
  * @file The one contract between the renderer and the app: the `Api` the preload exposes as `window.tandem`,
  * and the same calls over HTTP in browser mode. Zero imports, so the renderer's TypeScript project can include
- * it without seeing Node or Electron. Besides types it holds only `API_METHODS`, the plain table both bridges
- * (Electron IPC and HTTP) are generated from, so no method is wired by hand twice.
+ * it without seeing Node or Electron. Besides types it holds `API_METHODS`, the plain table both bridges
+ * (Electron IPC and HTTP) are generated from, so no method is wired by hand twice, and the few facts both sides
+ * must agree on (limits, document extensions, the form of a remote model's id).
  */
 
 /** Sampling settings a conversation carries (the engine has more knobs; these are the ones the UI shows). */
@@ -44,6 +45,17 @@ export interface ModelEntry {
    * Its id is `remote:<server id>:<the server's model id>`; `path` is the server's URL.
    */
   readonly server?: string
+}
+
+/** The id of another server's model: `remote:<server id>:<the server's model id>` (server ids hold no colon). */
+export function remoteModelId(serverId: string, model: string): string {
+  return `remote:${serverId}:${model}`
+}
+
+/** The server id and model of a remote model id (remoteModelId), or null for a model on this computer. */
+export function parseRemoteModelId(id: string): { readonly serverId: string; readonly model: string } | null {
+  const m = /^remote:([^:]*):/.exec(id)
+  return m === null ? null : { serverId: m[1], model: id.slice(m[0].length) }
 }
 
 /** See ModelEntry.origin; 'server': offered by another server (remove the server instead). */

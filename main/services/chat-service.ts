@@ -28,14 +28,14 @@ import { toApiMessage, toDocumentInfo, type ConversationsService } from './conve
 import { DocumentPassages, excerptBudget } from './documents/follow-up'
 import { extractDocument } from './documents/extract'
 import { combineStats, summarize, textSummaryModel, type SummaryModel } from './documents/summarize'
-import type { ModelEntry } from '../../preload/api'
+import { parseRemoteModelId, type ModelEntry } from '../../preload/api'
 import { ModelSlot } from './model-slot'
 import { ReplyFinisher } from './reply-finisher'
 import type { ModelsService } from './models-service'
 import { buildPrompt } from './prompt'
 import type { UsageReading } from './usage-sampler'
 import type { KvSnapshots } from './kv-snapshots'
-import { parseRemoteModelId, type RemoteServersService, type RemoteTarget } from './remote'
+import { type RemoteServersService, type RemoteTarget } from './remote'
 import { ASSUMED_REMOTE_CONTEXT, estimateTokens, remoteHistory, remoteStats, remoteSummaryModel, runRemote, type RemoteRun } from './remote/remote-generation'
 
 /** Least time between two writes of a streaming reply's content (~10 writes/s). */

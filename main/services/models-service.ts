@@ -16,12 +16,11 @@
 import { rm } from 'node:fs/promises'
 import { basename, dirname, isAbsolute, resolve, sep } from 'node:path'
 import { HeaderReader, HeaderWorkerError, type ModelConfig } from '../engine'
-import type { ModelEntry, ModelFolder, ModelOrigin } from '../../preload/api'
+import { parseRemoteModelId, type ModelEntry, type ModelFolder, type ModelOrigin } from '../../preload/api'
 import { ApiError, errorMessage, invalid } from './errors'
 import { modelFileCandidate, modelFileTotals, scanModelFolder, type ModelCandidate } from './model-scan'
 import { isDirectory } from './paths'
 import type { SettingsService } from './settings-service'
-import { parseRemoteModelId } from './remote/servers'
 
 /** Learned parameters implied by a config (embedding, layers, final norm, untied head). */
 export function parameterCount(c: ModelConfig): number {

@@ -14,4 +14,4 @@ export {
   type RemoteServer,
   type RemoteTextRequest
 } from './openai-remote'
-export { parseRemoteModelId, remoteModelId, RemoteServersService, type KeySealer, type RemoteServersOptions, type RemoteTarget } from './servers'
+export { RemoteServersService, type KeySealer, type RemoteServersOptions, type RemoteTarget } from './servers'

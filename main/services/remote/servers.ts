@@ -5,7 +5,7 @@
  * next run shows the server as needing its key again. Each server's model list is kept from its last answer, so a
  * server that is down for a moment keeps its models listed (marked with why they cannot be used now).
  */
-import { API_LIMITS, type ModelEntry, type RemoteKeyStorage, type RemoteServerInit, type RemoteServers, type RemoteServerView } from '../../../preload/api'
+import { API_LIMITS, parseRemoteModelId, remoteModelId, type ModelEntry, type RemoteKeyStorage, type RemoteServerInit, type RemoteServers, type RemoteServerView } from '../../../preload/api'
 import type { RemoteServerRecord, Store, StoredKey } from '../../store'
 import { ApiError, errorMessage, invalid } from '../errors'
 import { checkServerUrl, DEFAULT_STALL_MS, listRemoteModels, RemoteError, type RemoteModelInfo, type RemoteServer } from './openai-remote'
@@ -46,21 +46,6 @@ export interface RemoteServersOptions {
 export const DEFAULT_PROBE_MS = 5_000
 /** How long a model list is used without asking again (ms). */
 export const DEFAULT_FRESH_MS = 15_000
-
-const PREFIX = 'remote:'
-
-/** The model entry id of a server's model. */
-export function remoteModelId(serverId: string, model: string): string {
-  return `${PREFIX}${serverId}:${model}`
-}
-
-/** The server id and model of a remote model entry id, or null for a model on this computer. */
-export function parseRemoteModelId(id: string): { serverId: string; model: string } | null {
-  if (!id.startsWith(PREFIX)) return null
-  const colon = id.indexOf(':', PREFIX.length)
-  if (colon < 0) return null
-  return { serverId: id.slice(PREFIX.length, colon), model: id.slice(colon + 1) }
-}
 
 /** What was learned from a server the last time it was asked. */
 interface Known {

@@ -2,11 +2,8 @@
  * @file How the UI names and groups models: one on this computer by its file and what the loader read, one another
  * server runs by its name and the server's. Pure, no React.
  */
-import type { ModelEntry } from '../../../preload/api'
+import { parseRemoteModelId, type ModelEntry } from '../../../preload/api'
 import { formatBytes, formatParameters } from './format'
-
-/** The prefix of a remote model's id: `remote:<server id>:<the server's model id>` (preload/api.ts). */
-const REMOTE_ID_PREFIX = /^remote:[^:]*:/
 
 const FORMAT_NAMES: Readonly<Record<Exclude<ModelEntry['format'], 'remote'>, string>> = { gguf: 'GGUF', llama2c: 'llama2.c', hf: 'HF' }
 
@@ -53,6 +50,7 @@ export function groupModels(models: readonly ModelEntry[]): ModelGroup[] | null 
  * name, a remote id's model part.
  */
 export function missingModelName(modelId: string): string {
-  if (REMOTE_ID_PREFIX.test(modelId)) return modelId.replace(REMOTE_ID_PREFIX, '')
+  const remote = parseRemoteModelId(modelId)
+  if (remote !== null) return remote.model
   return modelId.split(/[\\/]/).at(-1) ?? modelId
 }

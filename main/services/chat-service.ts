@@ -115,8 +115,8 @@ export class ChatService {
   private readonly slot: ModelSlot
   private readonly active = new Map<string, Active>()
   private queue: Promise<unknown> = Promise.resolve()
-  /** generations running on other servers */
-  private remoteRuns: Promise<void> = Promise.resolve()
+  /** generations running on other servers (dispose waits for them) */
+  private readonly remoteRuns = new Set<Promise<unknown>>()
   private disposed = false
   /** tokens streamed by all generations (the usage sampler's tokens/s) */
   private tokensStreamed = 0
@@ -253,7 +253,7 @@ export class ChatService {
     this.disposed = true
     this.unsubscribeRemoved()
     for (const a of this.active.values()) a.controller.abort()
-    await Promise.all([this.queue, this.remoteRuns])
+    await Promise.all([this.queue, ...[...this.remoteRuns].map((r) => r.catch(() => undefined))])
     await this.saving
     this.finisher.dispose()
     await this.slot.dispose()
@@ -307,6 +307,22 @@ export class ChatService {
     return [...history.slice(0, -1), { role: 'user', content: question }]
   }
 
+  /**
+   * Where a streaming reply's pieces go: each is added to its text, which the caller's `onText` sees, sent as a
+   * 'delta' event and written (throttled); returns the text so far.
+   */
+  private replyText(messageId: string, emit: (event: ChatEvent) => void, onText: (text: string) => void): (piece: string) => string {
+    let content = ''
+    const persist = this.throttledWrite(messageId)
+    return (piece) => {
+      content += piece
+      onText(content)
+      emit({ type: 'delta', messageId, text: piece })
+      persist(content)
+      return content
+    }
+  }
+
   /** Writes a streaming reply's text at most every PERSIST_INTERVAL_MS, so a crash keeps most of it without a write per token. */
   private throttledWrite(messageId: string): (content: string) => void {
     let writtenAtMs = this.monotonicMs()
@@ -333,10 +349,11 @@ export class ChatService {
   private enqueue<T>(job: () => Promise<T>, lane: 'local' | 'remote'): Promise<T> {
     this.pending++
     if (lane === 'remote') {
-      const running = this.remoteRuns.then(() => undefined, () => undefined)
-      const run = job().finally(() => this.pending--)
-      // dispose waits for these too
-      this.remoteRuns = Promise.all([running, run.catch(() => undefined)]).then(() => undefined)
+      const run = job().finally(() => {
+        this.pending--
+        this.remoteRuns.delete(run)
+      })
+      this.remoteRuns.add(run)
       return run
     }
     const run = this.queue.then(job).finally(() => this.pending--)
@@ -442,7 +459,7 @@ export class ChatService {
     const started = this.monotonicMs()
     let ttftMs = 0
     let content = ''
-    const persist = this.throttledWrite(r.assistant.id)
+    const add = this.replyText(r.assistant.id, r.emit, r.onText)
     try {
       await summarize(r.text, model, {
         maxSummaryTokens: Math.min(maxTokens, Math.floor(model.contextLength / 4)),
@@ -451,10 +468,7 @@ export class ChatService {
         onProgress: (p) => r.emit({ type: 'progress', messageId: r.assistant.id, done: p.done, total: p.total, etaMs: p.etaMs }),
         onText: (piece) => {
           if (content === '') ttftMs = this.monotonicMs() - started
-          content += piece
-          r.onText(content)
-          r.emit({ type: 'delta', messageId: r.assistant.id, text: piece })
-          persist(content)
+          content = add(piece)
         }
       })
     } catch (err) {
@@ -490,14 +504,10 @@ export class ChatService {
     const history = this.promptHistory(conversation.id, assistant.seq, counter, maxTokens)
     const system: ChatMessage[] = conversation.systemPrompt === '' ? [] : [{ role: 'system', content: conversation.systemPrompt }]
     const messages = remoteHistory([...system, ...history], target.contextLength, maxTokens)
-    let content = ''
-    const persist = this.throttledWrite(assistant.id)
+    const add = this.replyText(assistant.id, emit, onText)
     const run = await runRemote(target, { messages }, { maxTokens, temperature, topP, seed: null, stop: [] }, signal, (piece) => {
       this.tokensStreamed++
-      content += piece
-      onText(content)
-      emit({ type: 'delta', messageId: assistant.id, text: piece })
-      persist(content)
+      add(piece)
     }, this.monotonicMs)
     return { content: run.text, status: run.aborted ? 'stopped' : 'complete', error: null, stats: remoteStats([run], entry.name, target.serverName) }
   }
@@ -637,17 +647,12 @@ export class ChatService {
       ...(pace !== undefined && { pace: () => pace(signal) }),
       ...(this.deps.kvSnapshots !== undefined && { restore: this.deps.kvSnapshots.restorer(model) })
     })
-    let content = ''
-    const persist = this.throttledWrite(assistant.id)
+    const add = this.replyText(assistant.id, emit, onText)
     this.generating = true
     this.deps.onGenerationStart?.()
     for await (const event of generation) {
       this.tokensStreamed++
-      if (event.text === '') continue
-      content += event.text
-      onText(content)
-      emit({ type: 'delta', messageId: assistant.id, text: event.text })
-      persist(content)
+      if (event.text !== '') add(event.text)
     }
     const r = await generation.result
     this.generating = false
